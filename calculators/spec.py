@@ -290,6 +290,15 @@ class Result:
     def value(self, name: str) -> float | bool | str | None:
         return self.computed.values[name]
 
+    def raw(self, name: str) -> str:
+        """The raw value as text (``data-value``): repr for floats, so it round-trips."""
+        value = self.computed.values[name]
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        return repr(value) if isinstance(value, float) else str(value)
+
     def text(self, name: str) -> str:
         out = next(o for o in self.calculator.outputs if o.name == name)
         return units.format_value(self.computed.values[name], out.unit, out.fmt)
@@ -302,6 +311,7 @@ class Result:
                 "value": value,
                 "unit": out.unit,
                 "text": units.format_value(value, out.unit, out.fmt),
+                "raw": self.raw(out.name),
             }
         return {
             "calculator": self.calculator.id,

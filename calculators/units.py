@@ -210,3 +210,29 @@ def format_plain(value: float, unit: str) -> str:
     """Compact text for bounds in messages; counts (parameters, tokens) show no unit."""
     shown = unit if unit in PHYSICAL and unit != "1" else ""
     return f"{value:g} {shown}".strip()
+
+
+def input_text(value: float, unit: str) -> str:
+    """Text for a form field that a reader can read and that parses back to ``value``.
+
+    175e9 parameters become "175B"; 80e9 bytes "80GB"; anything without a short exact
+    spelling keeps Python's round-trip repr, so pre-rendered and live results agree.
+    """
+    candidates: list[tuple[str, float]] = []
+    if unit in ("B", "B/s"):
+        tail = "B" if unit == "B" else "B/s"
+        candidates = [(p + tail, s) for p, s in (("T", 1e12), ("G", 1e9), ("M", 1e6),
+                                                  ("Ti", 2.0**40), ("Gi", 2.0**30),
+                                                  ("Mi", 2.0**20), ("Ki", 2.0**10))]
+    elif unit == "FLOP/s":
+        candidates = [("PFLOP/s", 1e15), ("TFLOP/s", 1e12)]
+    elif unit not in PHYSICAL:
+        candidates = [("T", 1e12), ("B", 1e9), ("M", 1e6)]
+    for suffix, scale in candidates:
+        scaled = value / scale
+        short = f"{scaled:.4g}"
+        if abs(scaled) >= 1 and "e" not in short and float(short) * scale == value:
+            space = " " if len(suffix) > 1 else ""
+            return f"{short}{space}{suffix}"
+    short = f"{value:g}"
+    return short if float(short) == value else repr(float(value))

@@ -1,0 +1,135 @@
+"""The browser bundle: the calculators wheel, a site-local pyodide-lock.json, the runtime.
+
+The wheel holds ``calculators/`` alone (standard library only, so Pyodide needs no
+micropip and no other package). Its version carries a hash of the sources, so a
+changed calculator gets a new file name and no browser cache can serve a stale one.
+The lock is made by Pyodide's own lockfile tooling (``pyodide lockfile add-wheels``
+from pyodide-build), then trimmed to what the site ships.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+
+DIST_NAME = "bigmodel-calculators"
+BASE_VERSION = "0.1.0"
+#: The core runtime files a page needs from the npm ``pyodide`` package.
+RUNTIME_FILES = ("pyodide.mjs", "pyodide.asm.mjs", "pyodide.asm.wasm", "python_stdlib.zip")
+LOCK_NAME = "pyodide-lock.json"
+
+_PYPROJECT = """\
+[build-system]
+requires = ["hatchling"]
+build-backend = "hatchling.build"
+
+[project]
+name = "{name}"
+version = "{version}"
+description = "The calculators of bigmodel-guide, for the browser (standard library only)."
+requires-python = ">=3.11"
+
+[tool.hatch.build.targets.wheel]
+packages = ["calculators"]
+"""
+
+
+class BundleError(RuntimeError):
+    """A prerequisite of the browser bundle is missing or a tool failed."""
+
+
+@dataclass(frozen=True)
+class Bundle:
+    """What the bundle step produced, in the cache directory."""
+
+    wheel: Path
+    lock: Path
+    package: str
+
+
+def source_hash(package_dir: Path) -> str:
+    """A short hash of every Python source under ``package_dir`` (names and bytes)."""
+    digest = hashlib.sha256()
+    for path in sorted(package_dir.rglob("*.py")):
+        digest.update(path.relative_to(package_dir).as_posix().encode())
+        digest.update(path.read_bytes())
+    return digest.hexdigest()[:12]
+
+
+def build_wheel(package_dir: Path, out_dir: Path, version: str) -> Path:
+    """Build a pure-Python wheel of ``package_dir`` with the standard build front end."""
+    from build import ProjectBuilder
+
+    with tempfile.TemporaryDirectory() as tmp:
+        project = Path(tmp)
+        shutil.copytree(package_dir, project / "calculators",
+                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        (project / "pyproject.toml").write_text(
+            _PYPROJECT.format(name=DIST_NAME, version=version), encoding="utf-8")
+        built = ProjectBuilder(project).build("wheel", str(out_dir))
+    return Path(built)
+
+
+def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
+    """Add ``wheel`` to the npm lock with ``pyodide lockfile add-wheels``; keep only it."""
+    if not tool.exists():
+        raise BundleError(
+            f"the Pyodide lockfile tool {tool} is missing: run `make setup` (it installs "
+            "pyodide-build into .venv-pyodide with Python 3.12)")
+    command = [str(tool), "lockfile", "add-wheels", "--input", str(npm_lock),
+               "--output", str(out), "--base-path", str(wheel.parent), str(wheel)]
+    done = subprocess.run(command, capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        raise BundleError(f"pyodide lockfile add-wheels failed: {done.stderr.strip()[-2000:]}")
+    lock = json.loads(out.read_text(encoding="utf-8"))
+    # The site ships the core runtime only; entries for the 350 optional packages of
+    # the full distribution would name files that are not there, so drop them.
+    lock["packages"] = {k: v for k, v in lock["packages"].items() if v["name"] == DIST_NAME}
+    out.write_text(json.dumps(lock, indent=1, sort_keys=True), encoding="utf-8")
+
+
+def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path) -> Bundle:
+    """Build (or reuse from the cache) the wheel and the site-local lock."""
+    npm_lock = pyodide_dir / LOCK_NAME
+    if not npm_lock.exists():
+        raise BundleError(
+            f"{npm_lock} is missing: run `make setup` (npm ci installs the pinned pyodide)")
+    version = f"{BASE_VERSION}+{source_hash(package_dir)}"
+    target = cache_dir / version
+    lock = target / LOCK_NAME
+    wheels = sorted(target.glob("*.whl")) if target.exists() else []
+    if not (wheels and lock.exists()):
+        shutil.rmtree(target, ignore_errors=True)
+        target.mkdir(parents=True)
+        wheel = build_wheel(package_dir, target, version)
+        make_lock(tool, npm_lock, wheel, lock)
+        wheels = [wheel]
+    return Bundle(wheel=wheels[0], lock=lock, package=DIST_NAME)
+
+
+def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str | None) -> None:
+    """Copy runtime + wheel + lock into the site and write the worker's config."""
+    runtime_dir = site_dir / "pyodide"
+    runtime_dir.mkdir(parents=True, exist_ok=True)
+    if runtime_url is None:
+        for name in RUNTIME_FILES:
+            shutil.copy2(pyodide_dir / name, runtime_dir / name)
+    shutil.copy2(bundle.wheel, runtime_dir / bundle.wheel.name)
+    shutil.copy2(bundle.lock, runtime_dir / LOCK_NAME)
+    config = {
+        # Relative to the worker script (assets/calculators/worker.js).
+        "indexURL": runtime_url or "../../pyodide/",
+        "lockFileURL": "../../pyodide/" + LOCK_NAME,
+        "package": bundle.package,
+        "wheel": bundle.wheel.name,
+    }
+    script = site_dir / "assets" / "calculators" / "runtime-config.js"
+    script.parent.mkdir(parents=True, exist_ok=True)
+    script.write_text(
+        "// Written by the bigmodel MkDocs plugin at build time.\n"
+        f"export const RUNTIME = {json.dumps(config, indent=2)};\n", encoding="utf-8")

@@ -1,0 +1,116 @@
+"""The ``bigmodel`` MkDocs plugin: calculator fences, pre-rendered results, the runtime.
+
+Build time only: nothing here reaches the browser except what it writes into the site.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from mkdocs.config.config_options import ExtraScriptValue
+from mkdocs.exceptions import PluginError
+from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.structure.files import File
+from pymdownx.superfences import SuperFencesException
+
+import calculators
+from bigmodel_guide import bundle
+from bigmodel_guide.config import CalculatorsConfig
+from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
+from bigmodel_guide.reference import REFERENCE_PATH, reference_markdown
+from bigmodel_guide.render import render_widget
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+    from markdown import Markdown
+    from mkdocs.config.defaults import MkDocsConfig
+    from mkdocs.structure.files import Files
+    from mkdocs.structure.pages import Page
+
+log = get_plugin_logger(__name__)
+SUPERFENCES = "pymdownx.superfences"
+LOADER_PATH = "assets/calculators/loader.js"
+
+
+class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):
+    """Turns ```calculator fences into forms with build-time results."""
+
+    def __init__(self) -> None:
+        self._env: Environment | None = None
+        self._page: str = ""
+        self._ids: dict[str, int] = {}
+        self._project_dir = Path.cwd()
+
+    def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
+        if not self.config.enabled:
+            return config
+        if SUPERFENCES not in config.markdown_extensions:
+            raise PluginError(f"the bigmodel plugin needs the {SUPERFENCES} extension")
+        self._project_dir = Path(config.config_file_path or ".").resolve().parent
+        fences = config.mdx_configs.setdefault(SUPERFENCES, {}).setdefault("custom_fences", [])
+        fences[:] = [f for f in fences if f.get("name") != FENCE_NAME]
+        fences.append({"name": FENCE_NAME, "class": FENCE_NAME, "format": self._format_fence})
+        loader = ExtraScriptValue(LOADER_PATH)
+        loader.type = "module"
+        if all(str(s) != LOADER_PATH for s in config.extra_javascript):
+            config.extra_javascript.append(loader)
+        return config
+
+    def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
+        if not self.config.enabled:
+            return files
+        # Pages are rendered before on_env fires, so the fences use the theme's own
+        # environment (custom_dir overrides included) from here on.
+        self._env = config.theme.get_env()
+        files.append(File.generated(
+            config, REFERENCE_PATH, content=reference_markdown(self._env, calculators.REGISTRY)))
+        return files
+
+    def on_page_markdown(
+        self, markdown: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        self._page = page.file.src_uri
+        self._ids = {}
+        try:
+            check_page(markdown, page.file.src_uri)
+        except FenceError as err:
+            raise PluginError(f"calculator fence error in {err}") from None
+        return markdown
+
+    def _format_fence(
+        self, source: str, language: str, css_class: str, options: dict[str, Any],
+        md: Markdown, **kwargs: Any,
+    ) -> str:
+        """Superfences formatter: the widget with its results computed now, natively."""
+        if self._env is None:
+            raise SuperFencesException("calculator fence rendered before on_files")
+        try:
+            fence = parse_fence(source)  # already checked with its line in on_page_markdown
+        except FenceError as err:
+            # Superfences swallows other exceptions and leaves the fence unrendered.
+            raise SuperFencesException(f"{self._page}: {err}") from err
+        calc = calculators.REGISTRY[fence.calc_id]
+        base = fence.anchor or f"calc-{fence.calc_id.replace('_', '-')}"
+        count = self._ids.get(base, 0) + 1
+        self._ids[base] = count
+        widget_id = base if count == 1 else f"{base}-{count}"
+        result = calc.compute(fence.overrides)
+        return render_widget(self._env, calc, result, widget_id, fence.overrides)
+
+    def on_post_build(self, *, config: MkDocsConfig) -> None:
+        if not self.config.enabled:
+            return
+        root = self._project_dir
+        try:
+            made = bundle.prepare(
+                package_dir=Path(calculators.__file__).parent,
+                pyodide_dir=root / self.config.pyodide_dir,
+                tool=root / self.config.lockfile_tool,
+                cache_dir=root / self.config.cache_dir,
+            )
+            bundle.install(made, root / self.config.pyodide_dir, Path(config.site_dir),
+                           self.config.runtime_url)
+        except bundle.BundleError as err:
+            raise PluginError(str(err)) from None
+        log.info("calculators bundle: %s", made.wheel.name)

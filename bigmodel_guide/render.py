@@ -1,0 +1,79 @@
+"""Render a calculator widget: the form, the pre-computed results, through Jinja.
+
+The numbers in the HTML are computed natively at build time, so the page is correct
+before (and without) any script; the browser runtime takes over on interaction.
+"""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from markupsafe import Markup
+
+from calculators import units
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+    from calculators.spec import Calculator, Param, Result, Value
+
+WIDGET_TEMPLATE = "calculator/widget.html"
+
+
+def field_text(param: Param, value: Value, given: object = None) -> str:
+    """The text a field shows: the author's own spelling if the fence gave text."""
+    if isinstance(given, str):
+        return given
+    if value is None:
+        return ""
+    if isinstance(value, bool):
+        return "true" if value else "false"
+    if isinstance(value, (int, float)):
+        return units.input_text(value, param.unit)
+    return str(value)
+
+
+@dataclass(frozen=True)
+class FieldView:
+    param: Param
+    text: str
+    default_text: str
+    field_id: str
+
+
+def render_widget(
+    env: Environment,
+    calc: Calculator,
+    result: Result,
+    widget_id: str,
+    overrides: dict[str, object],
+) -> str:
+    """The widget's HTML for ``result`` (the fence's worked example)."""
+    fields = [
+        FieldView(
+            param=param,
+            text=field_text(param, result.inputs[param.name], overrides.get(param.name)),
+            default_text=field_text(param, param.default),
+            field_id=f"{widget_id}-{param.name}",
+        )
+        for param in calc.params
+    ]
+    outputs = [
+        {"output": out, "raw": result.raw(out.name), "text": result.text(out.name)}
+        for out in calc.outputs
+    ]
+    example = {f.param.name: f.text for f in fields}
+    template = env.get_template(WIDGET_TEMPLATE)
+    return template.render(
+        calc=calc,
+        widget_id=widget_id,
+        fields=fields,
+        outputs=outputs,
+        result=result.to_dict(),
+        # The chart is SVG from calculators.charts, which XML-escapes every label.
+        chart=Markup(result.computed.chart) if result.computed.chart else None,
+        example_json=json.dumps(example, separators=(",", ":")),
+        unit_labels=units.PHYSICAL - {"1"},
+    )

@@ -1,0 +1,19 @@
+// Load the pinned Pyodide from node_modules, install the calculators wheel, and run
+// every case through the same JSON bridge the browser worker uses.
+// usage: node run_calculators.mjs <wheel> <cases.json>  -> JSON array of answers on stdout
+import { readFile } from "node:fs/promises";
+import { pathToFileURL } from "node:url";
+import { loadPyodide } from "pyodide";
+
+const [wheel, casesPath] = process.argv.slice(2);
+const cases = JSON.parse(await readFile(casesPath, "utf8"));
+const pyodide = await loadPyodide({ stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") });
+await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
+const compute = pyodide.pyimport("calculators.bridge").compute_json;
+const version = pyodide.runPython("import sys; sys.version.split()[0]");
+const answers = cases.map(([calc, inputs]) => {
+  const started = performance.now();
+  const text = compute(calc, JSON.stringify(inputs));
+  return { text, ms: performance.now() - started };
+});
+process.stdout.write(JSON.stringify({ python: version, answers }));

@@ -1,0 +1,79 @@
+"""The built wheel in Pyodide under Node answers exactly what native Python answers.
+
+Cases: every calculator's defaults, every worked example (fence) in the guide, and a
+bad value for every calculator's first numeric input.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+import calculators
+from bigmodel_guide import bundle
+from bigmodel_guide.fence import find_fences, parse_fence
+from calculators.bridge import compute_json
+
+ROOT = Path(__file__).resolve().parents[2]
+pytestmark = pytest.mark.pyodide
+
+
+def _cases() -> list[tuple[str, dict[str, object]]]:
+    cases: list[tuple[str, dict[str, object]]] = []
+    for calc in calculators.REGISTRY.values():
+        cases.append((calc.id, {}))
+        numeric = next((p for p in calc.params if p.kind in ("int", "float")), None)
+        if numeric is not None:
+            cases.append((calc.id, {numeric.name: "-1e999"}))
+    for page in sorted((ROOT / "docs").rglob("*.md")):
+        for located in find_fences(page.read_text(encoding="utf-8")):
+            fence = parse_fence(located.source)
+            cases.append((fence.calc_id, fence.overrides))
+    return cases
+
+
+@pytest.fixture(scope="module")
+def pyodide_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[tuple[str, dict[str, object]]], dict[str, object]]:
+    if shutil.which("node") is None:
+        pytest.fail("node is needed for the Pyodide tier (make setup installs the runtime)")
+    work = tmp_path_factory.mktemp("pyodide")
+    made = bundle.prepare(
+        package_dir=ROOT / "calculators", pyodide_dir=ROOT / "node_modules" / "pyodide",
+        tool=ROOT / ".venv-pyodide" / "bin" / "pyodide", cache_dir=work / "cache",
+    )
+    cases = _cases()
+    cases_file = work / "cases.json"
+    cases_file.write_text(json.dumps(cases), encoding="utf-8")
+    done = subprocess.run(
+        ["node", str(ROOT / "tests" / "pyodide" / "run_calculators.mjs"), str(made.wheel),
+         str(cases_file)],
+        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+    )
+    assert done.returncode == 0, done.stderr
+    return cases, json.loads(done.stdout)
+
+
+def test_runs_on_pyodide_python_3_14(pyodide_answers: tuple[list[object], dict[str, object]]) -> None:
+    _, answers = pyodide_answers
+    assert str(answers["python"]).startswith("3.14")
+
+
+def test_json_identical_to_native(pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]]) -> None:
+    cases, answers = pyodide_answers
+    got = answers["answers"]
+    assert isinstance(got, list)
+    assert len(got) == len(cases)
+    for (calc_id, inputs), answer in zip(cases, got, strict=True):
+        native = compute_json(calc_id, json.dumps(inputs))
+        assert answer["text"] == native, f"{calc_id} {inputs}"
+
+
+def test_every_calculator_ran(pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]]) -> None:
+    cases, answers = pyodide_answers
+    ok = {calc for (calc, _), a in zip(cases, answers["answers"], strict=True)  # type: ignore[call-overload]
+          if json.loads(a["text"])["ok"]}
+    assert ok == set(calculators.REGISTRY)

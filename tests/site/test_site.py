@@ -1,0 +1,115 @@
+"""The whole site builds strictly; every fence renders; numbers equal native results;
+every internal link and anchor resolves; nothing is requested from another origin."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+from urllib.parse import unquote, urlsplit
+
+import pytest
+
+import calculators
+from tests.site.htmlscan import PageScan
+
+pytestmark = pytest.mark.site
+ROOT = Path(__file__).resolve().parents[2]
+
+
+def _pages(site: Path) -> dict[Path, PageScan]:
+    scans = {}
+    for page in sorted(site.rglob("*.html")):
+        scan = PageScan()
+        scan.feed(page.read_text(encoding="utf-8"))
+        scans[page] = scan
+    return scans
+
+
+@pytest.fixture(scope="module")
+def pages(built_site: Path) -> dict[Path, PageScan]:
+    return _pages(built_site)
+
+
+def test_every_fence_rendered(built_site: Path, pages: dict[Path, PageScan]) -> None:
+    fences = sum(
+        page.read_text(encoding="utf-8").count("```calculator")
+        for page in (ROOT / "docs").rglob("*.md")
+    )
+    widgets = sum(len(scan.widgets) for scan in pages.values())
+    # The generated reference page adds one widget per calculator.
+    assert widgets == fences + len(calculators.REGISTRY)
+    for page in built_site.rglob("*.html"):
+        assert "```calculator" not in page.read_text(encoding="utf-8"), page
+
+
+def test_prerendered_values_equal_native(pages: dict[Path, PageScan]) -> None:
+    checked = 0
+    for page, scan in pages.items():
+        for widget in scan.widgets:
+            result = calculators.compute(widget.calc_id, **widget.example)
+            for name, raw in widget.outputs.items():
+                assert raw == result.raw(name), f"{page} #{widget.widget_id} {name}"
+                checked += 1
+    assert checked > 0
+
+
+def test_widget_ids_unique_per_page(pages: dict[Path, PageScan]) -> None:
+    for page, scan in pages.items():
+        ids = [w.widget_id for w in scan.widgets]
+        assert len(ids) == len(set(ids)), page
+
+
+def test_internal_links_and_anchors_resolve(built_site: Path, pages: dict[Path, PageScan]) -> None:
+    for page, scan in pages.items():
+        for href in scan.links:
+            parts = urlsplit(href)
+            if parts.scheme or parts.netloc or href.startswith(("mailto:", "javascript:")):
+                continue
+            if not parts.path:
+                target = page
+            elif parts.path.startswith("/"):  # 404.html links from the site root
+                target = (built_site / unquote(parts.path).lstrip("/")).resolve()
+            else:
+                target = (page.parent / unquote(parts.path)).resolve()
+            if target.is_dir():
+                target = target / "index.html"
+            assert target.exists(), f"{page}: broken link {href}"
+            if parts.fragment and target.suffix == ".html":
+                assert parts.fragment in pages[target].ids, f"{page}: missing anchor {href}"
+
+
+def test_no_resource_from_another_origin(pages: dict[Path, PageScan]) -> None:
+    for page, scan in pages.items():
+        for source in scan.sources:
+            parts = urlsplit(source)
+            assert not parts.scheme and not parts.netloc, f"{page} loads {source}"
+
+
+def test_runtime_is_self_hosted(built_site: Path) -> None:
+    runtime = built_site / "pyodide"
+    for name in ("pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
+        assert (runtime / name).exists(), name
+    assert list(runtime.glob("bigmodel_calculators-*.whl"))
+
+
+def test_unknown_calculator_fails_the_build_with_page_and_line(tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "index.md").write_text("# T\n\nText.\n\n```calculator\nid: no_such_calc\n```\n")
+    config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
+    config = config.split("\nnav:")[0].replace("docs_dir: docs", f"docs_dir: {docs}")
+    config = config.replace("custom_dir: templates", f"custom_dir: {ROOT / 'templates'}")
+    config = config.replace("pyodide_dir: node_modules/pyodide",
+                            f"pyodide_dir: {ROOT / 'node_modules/pyodide'}")
+    (tmp_path / "mkdocs.yml").write_text(config)
+    done = subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
+         "-d", str(tmp_path / "site")],
+        capture_output=True, text=True, check=False, cwd=tmp_path,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
+    )
+    assert done.returncode != 0
+    assert "index.md:5" in done.stderr + done.stdout
+    assert "no_such_calc" in done.stderr + done.stdout
