@@ -67,10 +67,14 @@ def build_wheel(package_dir: Path, out_dir: Path, version: str) -> Path:
 
     with tempfile.TemporaryDirectory() as tmp:
         project = Path(tmp)
-        shutil.copytree(package_dir, project / "calculators",
-                        ignore=shutil.ignore_patterns("__pycache__", "*.pyc"))
+        shutil.copytree(
+            package_dir,
+            project / "calculators",
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+        )
         (project / "pyproject.toml").write_text(
-            _PYPROJECT.format(name=DIST_NAME, version=version), encoding="utf-8")
+            _PYPROJECT.format(name=DIST_NAME, version=version), encoding="utf-8"
+        )
         built = ProjectBuilder(project).build("wheel", str(out_dir))
     return Path(built)
 
@@ -80,9 +84,20 @@ def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
     if not tool.exists():
         raise BundleError(
             f"the Pyodide lockfile tool {tool} is missing: run `make setup` (it installs "
-            "pyodide-build into .venv-pyodide with Python 3.12)")
-    command = [str(tool), "lockfile", "add-wheels", "--input", str(npm_lock),
-               "--output", str(out), "--base-path", str(wheel.parent), str(wheel)]
+            "pyodide-build into .venv-pyodide with Python 3.12)"
+        )
+    command = [
+        str(tool),
+        "lockfile",
+        "add-wheels",
+        "--input",
+        str(npm_lock),
+        "--output",
+        str(out),
+        "--base-path",
+        str(wheel.parent),
+        str(wheel),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, check=False)
     if done.returncode != 0:
         raise BundleError(f"pyodide lockfile add-wheels failed: {done.stderr.strip()[-2000:]}")
@@ -98,7 +113,8 @@ def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path) -
     npm_lock = pyodide_dir / LOCK_NAME
     if not npm_lock.exists():
         raise BundleError(
-            f"{npm_lock} is missing: run `make setup` (npm ci installs the pinned pyodide)")
+            f"{npm_lock} is missing: run `make setup` (npm ci installs the pinned pyodide)"
+        )
     version = f"{BASE_VERSION}+{source_hash(package_dir)}"
     target = cache_dir / version
     lock = target / LOCK_NAME
@@ -132,4 +148,6 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
     script.parent.mkdir(parents=True, exist_ok=True)
     script.write_text(
         "// Written by the bigmodel MkDocs plugin at build time.\n"
-        f"export const RUNTIME = {json.dumps(config, indent=2)};\n", encoding="utf-8")
+        f"export const RUNTIME = {json.dumps(config, indent=2)};\n",
+        encoding="utf-8",
+    )

@@ -6,7 +6,7 @@ from mkdocs.config import config_options as c
 from mkdocs.config.base import Config
 
 
-class CalculatorsConfig(Config):
+class CalculatorsConfig(Config):  # type: ignore[no-untyped-call]
     """Where the runtime comes from and how the browser bundle is made."""
 
     enabled = c.Type(bool, default=True)

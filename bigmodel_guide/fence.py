@@ -53,7 +53,9 @@ def parse_fence(source: str) -> Fence:
     try:
         calculators.REGISTRY[calc_id].validate(overrides)
     except ValidationError as err:
-        raise FenceError(f"calculator {calc_id!r}, input {err.input_name!r}: {err.message}") from None
+        raise FenceError(
+            f"calculator {calc_id!r}, input {err.input_name!r}: {err.message}"
+        ) from None
     return Fence(calc_id, None if anchor is None else str(anchor), overrides)
 
 
@@ -75,11 +77,13 @@ def find_fences(markdown: str) -> list[LocatedFence]:
         if not match:
             index += 1
             continue
-        closing = re.compile(rf"^{re.escape(match['indent'])}{match['fence'][0]}{{{len(match['fence'])},}}\s*$")
+        closing = re.compile(
+            rf"^{re.escape(match['indent'])}{match['fence'][0]}{{{len(match['fence'])},}}\s*$"
+        )
         body: list[str] = []
         end = index + 1
         while end < len(lines) and not closing.match(lines[end]):
-            body.append(lines[end][len(match["indent"]):])
+            body.append(lines[end][len(match["indent"]) :])
             end += 1
         found.append(LocatedFence(index + 1, "\n".join(body)))
         index = end + 1

@@ -33,7 +33,7 @@ SUPERFENCES = "pymdownx.superfences"
 LOADER_PATH = "assets/calculators/loader.js"
 
 
-class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):
+class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyped-call]
     """Turns ```calculator fences into forms with build-time results."""
 
     def __init__(self) -> None:
@@ -63,8 +63,11 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):
         # Pages are rendered before on_env fires, so the fences use the theme's own
         # environment (custom_dir overrides included) from here on.
         self._env = config.theme.get_env()
-        files.append(File.generated(
-            config, REFERENCE_PATH, content=reference_markdown(self._env, calculators.REGISTRY)))
+        files.append(
+            File.generated(
+                config, REFERENCE_PATH, content=reference_markdown(self._env, calculators.REGISTRY)
+            )
+        )
         return files
 
     def on_page_markdown(
@@ -79,8 +82,13 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):
         return markdown
 
     def _format_fence(
-        self, source: str, language: str, css_class: str, options: dict[str, Any],
-        md: Markdown, **kwargs: Any,
+        self,
+        source: str,
+        language: str,
+        css_class: str,
+        options: dict[str, Any],
+        md: Markdown,
+        **kwargs: Any,
     ) -> str:
         """Superfences formatter: the widget with its results computed now, natively."""
         if self._env is None:
@@ -109,8 +117,9 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):
                 tool=root / self.config.lockfile_tool,
                 cache_dir=root / self.config.cache_dir,
             )
-            bundle.install(made, root / self.config.pyodide_dir, Path(config.site_dir),
-                           self.config.runtime_url)
+            bundle.install(
+                made, root / self.config.pyodide_dir, Path(config.site_dir), self.config.runtime_url
+            )
         except bundle.BundleError as err:
             raise PluginError(str(err)) from None
         log.info("calculators bundle: %s", made.wheel.name)

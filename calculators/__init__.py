@@ -23,7 +23,9 @@ def get(calc_id: str) -> Calculator:
         return REGISTRY[calc_id]
     except KeyError:
         known = ", ".join(sorted(REGISTRY))
-        raise ValidationError("calculator", f"unknown calculator {calc_id[:60]!r}; known: {known}") from None
+        raise ValidationError(
+            "calculator", f"unknown calculator {calc_id[:60]!r}; known: {known}"
+        ) from None
 
 
 def compute(calc_id: str, **inputs: object) -> Result:

@@ -64,7 +64,8 @@ class _Axis:
     def __call__(self, value: float) -> float:
         if self.log:
             frac = (math.log10(max(value, 1e-300)) - math.log10(self.low)) / (
-                math.log10(self.high) - math.log10(self.low))
+                math.log10(self.high) - math.log10(self.low)
+            )
         else:
             frac = (value - self.low) / (self.high - self.low)
         return self.start + frac * (self.end - self.start)
@@ -92,7 +93,7 @@ def line_chart(
     xs = [x for s in series for x, _ in s.points] or [1.0]
     ys = [y for s in series for _, y in s.points] or [1.0]
     x_axis = _Axis(min(xs), max(xs), log_x, LEFT, WIDTH - RIGHT)
-    y_low = min(ys) if log_y else min(0.0, min(ys))
+    y_low = min(ys) if log_y else min(0.0, *ys)
     y_axis = _Axis(y_low, max(ys), log_y, HEIGHT - BOTTOM, TOP)
     body = [
         f'<line class="bm-axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" '
@@ -101,33 +102,48 @@ def line_chart(
     ]
     for tick in _ticks(x_axis.low, x_axis.high, log_x):
         x = x_axis(tick)
-        body.append(f'<text class="bm-tick" x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" '
-                    f'text-anchor="middle">{escape(_label(tick))}</text>')
+        body.append(
+            f'<text class="bm-tick" x="{x:.1f}" y="{HEIGHT - BOTTOM + 16}" '
+            f'text-anchor="middle">{escape(_label(tick))}</text>'
+        )
     for tick in _ticks(y_axis.low, y_axis.high, log_y):
         y = y_axis(tick)
-        body.append(f'<line class="bm-grid" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" '
-                    f'y2="{y:.1f}"/>')
-        body.append(f'<text class="bm-tick" x="{LEFT - 6}" y="{y + 4:.1f}" '
-                    f'text-anchor="end">{escape(_label(tick))}</text>')
-    body.append(f'<text class="bm-label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" '
-                f'text-anchor="middle">{escape(x_label)}</text>')
-    body.append(f'<text class="bm-label" x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
-                f'text-anchor="middle" transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">'
-                f"{escape(y_label)}</text>")
+        body.append(
+            f'<line class="bm-grid" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}"/>'
+        )
+        body.append(
+            f'<text class="bm-tick" x="{LEFT - 6}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{escape(_label(tick))}</text>'
+        )
+    body.append(
+        f'<text class="bm-label" x="{(LEFT + WIDTH - RIGHT) / 2}" y="{HEIGHT - 8}" '
+        f'text-anchor="middle">{escape(x_label)}</text>'
+    )
+    body.append(
+        f'<text class="bm-label" x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
+        f'text-anchor="middle" transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">'
+        f"{escape(y_label)}</text>"
+    )
     for marker in markers:
         x = x_axis(marker.x)
-        body.append(f'<line class="bm-marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" '
-                    f'y2="{HEIGHT - BOTTOM}"/>')
-        body.append(f'<text class="bm-tick" x="{x + 4:.1f}" y="{TOP + 12}">'
-                    f"{escape(marker.label)}</text>")
+        body.append(
+            f'<line class="bm-marker" x1="{x:.1f}" y1="{TOP}" x2="{x:.1f}" y2="{HEIGHT - BOTTOM}"/>'
+        )
+        body.append(
+            f'<text class="bm-tick" x="{x + 4:.1f}" y="{TOP + 12}">{escape(marker.label)}</text>'
+        )
     for index, s in enumerate(series):
         points = " ".join(f"{x_axis(x):.1f},{y_axis(y):.1f}" for x, y in s.points)
         body.append(f'<polyline class="bm-series-{index % 6}" fill="none" points="{points}"/>')
-        body.append(f'<text class="bm-legend bm-fill-{index % 6}" x="{LEFT + 8}" '
-                    f'y="{TOP + 14 + 16 * index}">{escape(s.label)}</text>')
+        body.append(
+            f'<text class="bm-legend bm-fill-{index % 6}" x="{LEFT + 8}" '
+            f'y="{TOP + 14 + 16 * index}">{escape(s.label)}</text>'
+        )
     desc = "; ".join(
-        f"{s.label}: " + ", ".join(f"({_label(x)}, {_label(y)})" for x, y in s.points[:: max(
-            1, len(s.points) // 8)])
+        f"{s.label}: "
+        + ", ".join(
+            f"({_label(x)}, {_label(y)})" for x, y in s.points[:: max(1, len(s.points) // 8)]
+        )
         for s in series
     )
     return _frame(title, f"{x_label} against {y_label}. {desc}", body)
@@ -146,12 +162,16 @@ def stacked_bar_chart(
     top = max([*totals, limit or 0.0]) or 1.0
     y_axis = _Axis(0.0, top * 1.05, False, HEIGHT - BOTTOM, TOP)
     slot = (WIDTH - LEFT - RIGHT) / max(1, len(bars))
-    body = [f'<line class="bm-axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" '
-            f'y2="{HEIGHT - BOTTOM}"/>']
+    body = [
+        f'<line class="bm-axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" '
+        f'y2="{HEIGHT - BOTTOM}"/>'
+    ]
     for tick in _ticks(0.0, top * 1.05, False):
         y = y_axis(tick)
-        body.append(f'<text class="bm-tick" x="{LEFT - 6}" y="{y + 4:.1f}" '
-                    f'text-anchor="end">{escape(_label(tick))}</text>')
+        body.append(
+            f'<text class="bm-tick" x="{LEFT - 6}" y="{y + 4:.1f}" '
+            f'text-anchor="end">{escape(_label(tick))}</text>'
+        )
     legend: dict[str, int] = {}
     for index, (label, segments) in enumerate(bars):
         x = LEFT + index * slot + slot * 0.2
@@ -159,24 +179,35 @@ def stacked_bar_chart(
         for name, value in segments:
             colour = legend.setdefault(name, len(legend))
             y0, y1 = y_axis(base), y_axis(base + value)
-            body.append(f'<rect class="bm-fill-{colour % 6}" x="{x:.1f}" y="{y1:.1f}" '
-                        f'width="{slot * 0.6:.1f}" height="{max(0.0, y0 - y1):.1f}">'
-                        f"<title>{escape(name)}: {escape(_label(value))}</title></rect>")
+            body.append(
+                f'<rect class="bm-fill-{colour % 6}" x="{x:.1f}" y="{y1:.1f}" '
+                f'width="{slot * 0.6:.1f}" height="{max(0.0, y0 - y1):.1f}">'
+                f"<title>{escape(name)}: {escape(_label(value))}</title></rect>"
+            )
             base += value
-        body.append(f'<text class="bm-tick" x="{x + slot * 0.3:.1f}" y="{HEIGHT - BOTTOM + 16}" '
-                    f'text-anchor="middle">{escape(label)}</text>')
+        body.append(
+            f'<text class="bm-tick" x="{x + slot * 0.3:.1f}" y="{HEIGHT - BOTTOM + 16}" '
+            f'text-anchor="middle">{escape(label)}</text>'
+        )
     if limit is not None:
         y = y_axis(limit)
-        body.append(f'<line class="bm-marker" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" '
-                    f'y2="{y:.1f}"/>')
-        body.append(f'<text class="bm-tick" x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" '
-                    f'text-anchor="end">{escape(limit_label)}</text>')
+        body.append(
+            f'<line class="bm-marker" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}"/>'
+        )
+        body.append(
+            f'<text class="bm-tick" x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" '
+            f'text-anchor="end">{escape(limit_label)}</text>'
+        )
     for name, colour in legend.items():
-        body.append(f'<text class="bm-legend bm-fill-{colour % 6}" x="{LEFT + 8}" '
-                    f'y="{TOP + 14 + 16 * colour}">{escape(name)}</text>')
-    body.append(f'<text class="bm-label" x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
-                f'text-anchor="middle" transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">'
-                f"{escape(y_label)}</text>")
+        body.append(
+            f'<text class="bm-legend bm-fill-{colour % 6}" x="{LEFT + 8}" '
+            f'y="{TOP + 14 + 16 * colour}">{escape(name)}</text>'
+        )
+    body.append(
+        f'<text class="bm-label" x="14" y="{(TOP + HEIGHT - BOTTOM) / 2}" '
+        f'text-anchor="middle" transform="rotate(-90 14 {(TOP + HEIGHT - BOTTOM) / 2})">'
+        f"{escape(y_label)}</text>"
+    )
     desc = "; ".join(
         f"{label}: " + ", ".join(f"{n} {_label(v)}" for n, v in segments)
         for label, segments in bars

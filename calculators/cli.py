@@ -31,10 +31,13 @@ def _default_text(param: Param) -> str:
     return str(param.default)
 
 
-def _add_calculator(subparsers: argparse._SubParsersAction[argparse.ArgumentParser],
-                    calc: Calculator) -> None:
+def _add_calculator(
+    subparsers: argparse._SubParsersAction[argparse.ArgumentParser], calc: Calculator
+) -> None:
     parser = subparsers.add_parser(
-        calc.id, help=calc.summary, description=f"{calc.title}. {calc.summary}",
+        calc.id,
+        help=calc.summary,
+        description=f"{calc.title}. {calc.summary}",
         epilog=("Sources: " + "; ".join(calc.sources)).replace("%", "%%") if calc.sources else None,
     )
     for param in calc.params:
@@ -47,8 +50,13 @@ def _add_calculator(subparsers: argparse._SubParsersAction[argparse.ArgumentPars
         elif param.unit and param.unit != "1":
             detail.append(f"Unit: {param.unit}.")
         detail.append(f"Default: {_default_text(param)}.")
-        parser.add_argument(*flags, dest=param.name, metavar="VALUE",
-                            help=" ".join(d for d in detail if d).replace("%", "%%"), default=argparse.SUPPRESS)
+        parser.add_argument(
+            *flags,
+            dest=param.name,
+            metavar="VALUE",
+            help=" ".join(d for d in detail if d).replace("%", "%%"),
+            default=argparse.SUPPRESS,
+        )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -97,8 +105,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     try:
         result = REGISTRY[command].compute(args)
     except ValidationError as err:
-        print(f"bigmodel {command}: invalid --{err.input_name.replace('_', '-')}: {err.message}",
-              file=sys.stderr)
+        print(
+            f"bigmodel {command}: invalid --{err.input_name.replace('_', '-')}: {err.message}",
+            file=sys.stderr,
+        )
         return EXIT_BAD_INPUT
     if as_json:
         print(json.dumps(result.to_dict(), indent=2))

@@ -166,21 +166,53 @@ class Link:
 LINKS: dict[str, Link] = {
     link.id: link
     for link in (
-        Link("ib_hdr", "InfiniBand HDR 200 Gb/s", 200e9 / 8,
-             "InfiniBand Trade Association roadmap: HDR 4x = 200 Gb/s per port, per direction."),
-        Link("ib_ndr", "InfiniBand NDR 400 Gb/s", 400e9 / 8,
-             "InfiniBand Trade Association roadmap: NDR 4x = 400 Gb/s per port, per direction."),
-        Link("ib_xdr", "InfiniBand XDR 800 Gb/s", 800e9 / 8,
-             "InfiniBand Trade Association roadmap: XDR 4x = 800 Gb/s per port, per direction."),
-        Link("roce_400g", "400 GbE RoCEv2", 400e9 / 8,
-             "IEEE 802.3bs 400GBASE: 400 Gb/s per port, per direction."),
-        Link("roce_100g", "100 GbE RoCEv2", 100e9 / 8,
-             "IEEE 802.3ba/bm 100GBASE: 100 Gb/s per port, per direction."),
-        Link("nvlink3", "NVLink 3 (A100), per GPU", 300e9,
-             "NVIDIA A100 datasheet: 600 GB/s NVLink per GPU, bidirectional."),
-        Link("nvlink4", "NVLink 4 (H100/H200), per GPU", 450e9,
-             "NVIDIA H100 datasheet: 900 GB/s NVLink per GPU, bidirectional."),
-        Link("nvlink5", "NVLink 5 (B200), per GPU", 900e9,
-             "NVIDIA HGX B200 datasheet: 1.8 TB/s NVLink per GPU, bidirectional."),
+        Link(
+            "ib_hdr",
+            "InfiniBand HDR 200 Gb/s",
+            200e9 / 8,
+            "InfiniBand Trade Association roadmap: HDR 4x = 200 Gb/s per port, per direction.",
+        ),
+        Link(
+            "ib_ndr",
+            "InfiniBand NDR 400 Gb/s",
+            400e9 / 8,
+            "InfiniBand Trade Association roadmap: NDR 4x = 400 Gb/s per port, per direction.",
+        ),
+        Link(
+            "ib_xdr",
+            "InfiniBand XDR 800 Gb/s",
+            800e9 / 8,
+            "InfiniBand Trade Association roadmap: XDR 4x = 800 Gb/s per port, per direction.",
+        ),
+        Link(
+            "roce_400g",
+            "400 GbE RoCEv2",
+            400e9 / 8,
+            "IEEE 802.3bs 400GBASE: 400 Gb/s per port, per direction.",
+        ),
+        Link(
+            "roce_100g",
+            "100 GbE RoCEv2",
+            100e9 / 8,
+            "IEEE 802.3ba/bm 100GBASE: 100 Gb/s per port, per direction.",
+        ),
+        Link(
+            "nvlink3",
+            "NVLink 3 (A100), per GPU",
+            300e9,
+            "NVIDIA A100 datasheet: 600 GB/s NVLink per GPU, bidirectional.",
+        ),
+        Link(
+            "nvlink4",
+            "NVLink 4 (H100/H200), per GPU",
+            450e9,
+            "NVIDIA H100 datasheet: 900 GB/s NVLink per GPU, bidirectional.",
+        ),
+        Link(
+            "nvlink5",
+            "NVLink 5 (B200), per GPU",
+            900e9,
+            "NVIDIA HGX B200 datasheet: 1.8 TB/s NVLink per GPU, bidirectional.",
+        ),
     )
 }

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Literal, Union
+from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from calculators import units
 
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
 Kind = Literal["int", "float", "choice", "bool", "text"]
-Value = Union[int, float, str, bool, None]
+Value: TypeAlias = int | float | str | bool | None
 
 #: The largest text a reader may paste into any field; anything longer is refused
 #: before parsing so that a hostile value cannot make the parser work hard.

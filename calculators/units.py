@@ -20,18 +20,52 @@ class UnitError(ValueError):
 
 
 SI_PREFIXES: dict[str, float] = {
-    "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "G": 1e9, "T": 1e12, "P": 1e15, "E": 1e18,
-    "Z": 1e21, "Y": 1e24, "m": 1e-3, "u": 1e-6, "µ": 1e-6, "n": 1e-9,
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
+    "E": 1e18,
+    "Z": 1e21,
+    "Y": 1e24,
+    "m": 1e-3,
+    "u": 1e-6,
+    "µ": 1e-6,
+    "n": 1e-9,
 }
 IEC_PREFIXES: dict[str, float] = {
-    "Ki": 2.0**10, "Mi": 2.0**20, "Gi": 2.0**30, "Ti": 2.0**40, "Pi": 2.0**50, "Ei": 2.0**60,
+    "Ki": 2.0**10,
+    "Mi": 2.0**20,
+    "Gi": 2.0**30,
+    "Ti": 2.0**40,
+    "Pi": 2.0**50,
+    "Ei": 2.0**60,
 }
 COUNT_SUFFIXES: dict[str, float] = {
-    "": 1.0, "k": 1e3, "K": 1e3, "M": 1e6, "B": 1e9, "G": 1e9, "T": 1e12, "P": 1e15,
+    "": 1.0,
+    "k": 1e3,
+    "K": 1e3,
+    "M": 1e6,
+    "B": 1e9,
+    "G": 1e9,
+    "T": 1e12,
+    "P": 1e15,
 }
 TIME_UNITS: dict[str, float] = {
-    "ns": 1e-9, "us": 1e-6, "µs": 1e-6, "ms": 1e-3, "s": 1.0, "sec": 1.0, "min": 60.0,
-    "h": 3600.0, "hr": 3600.0, "hours": 3600.0, "d": 86400.0, "day": 86400.0,
+    "ns": 1e-9,
+    "us": 1e-6,
+    "µs": 1e-6,
+    "ms": 1e-3,
+    "s": 1.0,
+    "sec": 1.0,
+    "min": 60.0,
+    "h": 3600.0,
+    "hr": 3600.0,
+    "hours": 3600.0,
+    "d": 86400.0,
+    "day": 86400.0,
     "days": 86400.0,
 }
 
@@ -152,17 +186,34 @@ def _si(value: float, unit: str) -> str:
     magnitude = abs(value)
     if magnitude == 0 or not math.isfinite(value):
         return f"{_sig(value)} {unit}".strip()
-    for prefix, scale in (("Y", 1e24), ("Z", 1e21), ("E", 1e18), ("P", 1e15), ("T", 1e12),
-                          ("G", 1e9), ("M", 1e6), ("k", 1e3), ("", 1.0), ("m", 1e-3),
-                          ("µ", 1e-6), ("n", 1e-9)):
+    for prefix, scale in (
+        ("Y", 1e24),
+        ("Z", 1e21),
+        ("E", 1e18),
+        ("P", 1e15),
+        ("T", 1e12),
+        ("G", 1e9),
+        ("M", 1e6),
+        ("k", 1e3),
+        ("", 1.0),
+        ("m", 1e-3),
+        ("µ", 1e-6),
+        ("n", 1e-9),
+    ):
         if magnitude >= scale * 0.9995:
             return f"{_sig(value / scale)} {prefix}{unit}".strip()
     return f"{_sig(value)} {unit}".strip()
 
 
 def _iec(value: float, unit: str) -> str:
-    for prefix, scale in (("Ei", 2.0**60), ("Pi", 2.0**50), ("Ti", 2.0**40),
-                          ("Gi", 2.0**30), ("Mi", 2.0**20), ("Ki", 2.0**10)):
+    for prefix, scale in (
+        ("Ei", 2.0**60),
+        ("Pi", 2.0**50),
+        ("Ti", 2.0**40),
+        ("Gi", 2.0**30),
+        ("Mi", 2.0**20),
+        ("Ki", 2.0**10),
+    ):
         if abs(value) >= scale * 0.9995:
             return f"{_sig(value / scale)} {prefix}{unit}"
     return f"{_sig(value)} {unit}"
@@ -170,8 +221,13 @@ def _iec(value: float, unit: str) -> str:
 
 def _count(value: float, unit: str) -> str:
     magnitude = abs(value)
-    words = (("quintillion", 1e18), ("quadrillion", 1e15), ("trillion", 1e12),
-             ("billion", 1e9), ("million", 1e6))
+    words = (
+        ("quintillion", 1e18),
+        ("quadrillion", 1e15),
+        ("trillion", 1e12),
+        ("billion", 1e9),
+        ("million", 1e6),
+    )
     for word, scale in words:
         if magnitude >= scale * 0.9995:
             return f"{_sig(value / scale)} {word} {unit}".strip()
@@ -221,9 +277,18 @@ def input_text(value: float, unit: str) -> str:
     candidates: list[tuple[str, float]] = []
     if unit in ("B", "B/s"):
         tail = "B" if unit == "B" else "B/s"
-        candidates = [(p + tail, s) for p, s in (("T", 1e12), ("G", 1e9), ("M", 1e6),
-                                                  ("Ti", 2.0**40), ("Gi", 2.0**30),
-                                                  ("Mi", 2.0**20), ("Ki", 2.0**10))]
+        candidates = [
+            (p + tail, s)
+            for p, s in (
+                ("T", 1e12),
+                ("G", 1e9),
+                ("M", 1e6),
+                ("Ti", 2.0**40),
+                ("Gi", 2.0**30),
+                ("Mi", 2.0**20),
+                ("Ki", 2.0**10),
+            )
+        ]
     elif unit == "FLOP/s":
         candidates = [("PFLOP/s", 1e15), ("TFLOP/s", 1e12)]
     elif unit not in PHYSICAL:

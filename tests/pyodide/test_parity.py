@@ -37,32 +37,48 @@ def _cases() -> list[tuple[str, dict[str, object]]]:
 
 
 @pytest.fixture(scope="module")
-def pyodide_answers(tmp_path_factory: pytest.TempPathFactory) -> tuple[list[tuple[str, dict[str, object]]], dict[str, object]]:
+def pyodide_answers(
+    tmp_path_factory: pytest.TempPathFactory,
+) -> tuple[list[tuple[str, dict[str, object]]], dict[str, object]]:
     if shutil.which("node") is None:
         pytest.fail("node is needed for the Pyodide tier (make setup installs the runtime)")
     work = tmp_path_factory.mktemp("pyodide")
     made = bundle.prepare(
-        package_dir=ROOT / "calculators", pyodide_dir=ROOT / "node_modules" / "pyodide",
-        tool=ROOT / ".venv-pyodide" / "bin" / "pyodide", cache_dir=work / "cache",
+        package_dir=ROOT / "calculators",
+        pyodide_dir=ROOT / "node_modules" / "pyodide",
+        tool=ROOT / ".venv-pyodide" / "bin" / "pyodide",
+        cache_dir=work / "cache",
     )
     cases = _cases()
     cases_file = work / "cases.json"
     cases_file.write_text(json.dumps(cases), encoding="utf-8")
     done = subprocess.run(
-        ["node", str(ROOT / "tests" / "pyodide" / "run_calculators.mjs"), str(made.wheel),
-         str(cases_file)],
-        cwd=ROOT, capture_output=True, text=True, check=False, timeout=300,
+        [
+            "node",
+            str(ROOT / "tests" / "pyodide" / "run_calculators.mjs"),
+            str(made.wheel),
+            str(cases_file),
+        ],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=300,
     )
     assert done.returncode == 0, done.stderr
     return cases, json.loads(done.stdout)
 
 
-def test_runs_on_pyodide_python_3_14(pyodide_answers: tuple[list[object], dict[str, object]]) -> None:
+def test_runs_on_pyodide_python_3_14(
+    pyodide_answers: tuple[list[object], dict[str, object]],
+) -> None:
     _, answers = pyodide_answers
     assert str(answers["python"]).startswith("3.14")
 
 
-def test_json_identical_to_native(pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]]) -> None:
+def test_json_identical_to_native(
+    pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]],
+) -> None:
     cases, answers = pyodide_answers
     got = answers["answers"]
     assert isinstance(got, list)
@@ -72,8 +88,13 @@ def test_json_identical_to_native(pyodide_answers: tuple[list[tuple[str, dict[st
         assert answer["text"] == native, f"{calc_id} {inputs}"
 
 
-def test_every_calculator_ran(pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]]) -> None:
+def test_every_calculator_ran(
+    pyodide_answers: tuple[list[tuple[str, dict[str, object]]], dict[str, object]],
+) -> None:
     cases, answers = pyodide_answers
-    ok = {calc for (calc, _), a in zip(cases, answers["answers"], strict=True)  # type: ignore[call-overload]
-          if json.loads(a["text"])["ok"]}
+    ok = {
+        calc
+        for (calc, _), a in zip(cases, answers["answers"], strict=True)  # type: ignore[call-overload]
+        if json.loads(a["text"])["ok"]
+    }
     assert ok == set(calculators.REGISTRY)

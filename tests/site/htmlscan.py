@@ -35,7 +35,10 @@ class PageScan(HTMLParser):
             if tag in ("script", "link", "img", "iframe") and attr in values:
                 self.sources.append(values[attr])
         if "data-calc" in values:
-            self.widgets.append(Widget(values["data-calc"], values.get("id", ""),
-                                       json.loads(values["data-example"])))
+            self.widgets.append(
+                Widget(
+                    values["data-calc"], values.get("id", ""), json.loads(values["data-example"])
+                )
+            )
         if "data-output" in values and self.widgets:
             self.widgets[-1].outputs[values["data-output"]] = values.get("data-value", "")

@@ -101,13 +101,26 @@ def test_unknown_calculator_fails_the_build_with_page_and_line(tmp_path: Path) -
     config = (ROOT / "mkdocs.yml").read_text(encoding="utf-8")
     config = config.split("\nnav:")[0].replace("docs_dir: docs", f"docs_dir: {docs}")
     config = config.replace("custom_dir: templates", f"custom_dir: {ROOT / 'templates'}")
-    config = config.replace("pyodide_dir: node_modules/pyodide",
-                            f"pyodide_dir: {ROOT / 'node_modules/pyodide'}")
+    config = config.replace(
+        "pyodide_dir: node_modules/pyodide", f"pyodide_dir: {ROOT / 'node_modules/pyodide'}"
+    )
     (tmp_path / "mkdocs.yml").write_text(config)
     done = subprocess.run(
-        [sys.executable, "-m", "mkdocs", "build", "--strict", "-f", str(tmp_path / "mkdocs.yml"),
-         "-d", str(tmp_path / "site")],
-        capture_output=True, text=True, check=False, cwd=tmp_path,
+        [
+            sys.executable,
+            "-m",
+            "mkdocs",
+            "build",
+            "--strict",
+            "-f",
+            str(tmp_path / "mkdocs.yml"),
+            "-d",
+            str(tmp_path / "site"),
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
+        cwd=tmp_path,
         env={**os.environ, "NO_MKDOCS_2_WARNING": "1"},
     )
     assert done.returncode != 0

@@ -21,8 +21,14 @@ def test_gpt3_on_1024_a100_narayanan_2021_sec_5_1() -> None:
     # Narayanan et al. 2021 (SC21), Sec. 5.1: GPT-3 (175B, 300B tokens) on 1,024 A100
     # at 140 TFLOP/s per GPU, with 8TP/(nX) (full recomputation): about 34 days.
     result = calculators.compute(
-        "training_compute", params="175B", tokens="300B", flops_per_param_token=8,
-        gpu="a100_80gb_sxm", peak_flops="140 TFLOP/s", utilization=1.0, num_gpus=1024,
+        "training_compute",
+        params="175B",
+        tokens="300B",
+        flops_per_param_token=8,
+        gpu="a100_80gb_sxm",
+        peak_flops="140 TFLOP/s",
+        utilization=1.0,
+        num_gpus=1024,
     )
     assert result.value("wall_clock_days") == pytest.approx(34, rel=0.01)
 
@@ -52,7 +58,10 @@ def test_energy_through_the_calculator_uses_catalogue_power() -> None:
     flops = training_flops(65.2e9, 1.4e12)
     utilization = flops / (1_022_362 * 3600 * 312e12)
     result = calculators.compute(
-        "training_compute", params=65.2e9, tokens=1.4e12, gpu="a100_80gb_sxm",
+        "training_compute",
+        params=65.2e9,
+        tokens=1.4e12,
+        gpu="a100_80gb_sxm",
         utilization=utilization,
     )
     assert result.value("gpu_hours") == pytest.approx(1_022_362)
@@ -63,7 +72,11 @@ def test_energy_through_the_calculator_uses_catalogue_power() -> None:
 def test_attention_correction_palm_appendix_b() -> None:
     # PaLM App. B: 6N + 12 L H Q T per token. GPT-3: L = 96, H*Q = 12288, T = 2048.
     result = calculators.compute(
-        "training_compute", params=175e9, tokens=300e9, seq_len=2048, n_layers=96,
+        "training_compute",
+        params=175e9,
+        tokens=300e9,
+        seq_len=2048,
+        n_layers=96,
         d_model=12288,
     )
     assert result.value("attention_flops") == pytest.approx(12 * 96 * 12288 * 2048 * 300e9)
@@ -87,8 +100,7 @@ def test_tpu_without_published_power_warns_instead_of_guessing() -> None:
 )
 def test_days_halve_when_gpus_double(gpus: int, params: float, tokens: float) -> None:
     one = calculators.compute("training_compute", params=params, tokens=tokens, num_gpus=gpus)
-    two = calculators.compute("training_compute", params=params, tokens=tokens,
-                              num_gpus=2 * gpus)
+    two = calculators.compute("training_compute", params=params, tokens=tokens, num_gpus=2 * gpus)
     assert two.value("wall_clock_days") == pytest.approx(one.value("wall_clock_days") / 2)
     assert two.value("gpu_hours") == pytest.approx(one.value("gpu_hours"))
 
@@ -108,12 +120,26 @@ def test_monotone_in_params_and_tokens(base: float, factor: float, which: str) -
 @pytest.mark.parametrize(
     ("name", "value"),
     [
-        ("params", -1), ("params", 0), ("params", "nan"), ("params", float("nan")),
-        ("params", "abc"), ("params", "1e99"), ("tokens", 0), ("tokens", "-3T"),
-        ("utilization", 0), ("utilization", 1.5), ("utilization", "140%"),
-        ("num_gpus", 0), ("num_gpus", 2.5), ("num_gpus", "inf"), ("gpu", "a200"),
-        ("pue", 0.9), ("peak_flops", 0), ("price_per_gpu_hour", -1),
-        ("flops_per_param_token", 0), ("carbon_intensity", "lots"),
+        ("params", -1),
+        ("params", 0),
+        ("params", "nan"),
+        ("params", float("nan")),
+        ("params", "abc"),
+        ("params", "1e99"),
+        ("tokens", 0),
+        ("tokens", "-3T"),
+        ("utilization", 0),
+        ("utilization", 1.5),
+        ("utilization", "140%"),
+        ("num_gpus", 0),
+        ("num_gpus", 2.5),
+        ("num_gpus", "inf"),
+        ("gpu", "a200"),
+        ("pue", 0.9),
+        ("peak_flops", 0),
+        ("price_per_gpu_hour", -1),
+        ("flops_per_param_token", 0),
+        ("carbon_intensity", "lots"),
     ],
 )
 def test_bad_inputs_raise_one_error_naming_the_input(name: str, value: object) -> None:

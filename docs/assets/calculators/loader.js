@@ -1,12 +1,13 @@
 // Live calculators, main thread. The page already shows numbers computed at build
-// time; this small module binds the forms and, on first interaction or when the
-// browser is idle, starts one module Worker that hosts Pyodide and the calculators.
+// time; this small module binds the forms and, on the first sign of interaction with
+// a calculator (pointer over it, focus in it, a touch, an edit), starts one module
+// Worker that hosts Pyodide and the calculators. Until then the page loads no runtime
+// bytes at all: the pre-rendered numbers carry it.
 // The main thread never runs Python, so the page never freezes. DOM text is written
 // with textContent only: nothing a reader types or a URL carries becomes markup.
 
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 const DEBOUNCE_MS = 120;
-const IDLE_TIMEOUT_MS = 1500;
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 const runtime = {
@@ -161,6 +162,7 @@ function applyResult(widget, result) {
   drawChart(widget.querySelector("[data-chart]"), result.chart);
   clearErrors(widget);
   widget.classList.remove("bm-stale");
+  if (performance.getEntriesByName("bm:first-live").length === 0) performance.mark("bm:first-live");
   setStatus(widget, "Live: recomputed in your browser.");
   setState(widget, "ready");
 }
@@ -187,6 +189,7 @@ function onWorkerMessage(event) {
   const message = event.data || {};
   if (message.type === "ready") {
     runtime.state = "ready";
+    performance.mark("bm:runtime-ready");
     for (const widget of allWidgets()) {
       widget.dataset.runtime = "ready";
       const entry = entryOf(widget);
@@ -272,8 +275,9 @@ function bind(widget) {
     schedule(widget, 0);
   });
   const warm = () => startRuntime();
-  widget.addEventListener("focusin", warm, { once: true });
-  widget.addEventListener("pointerenter", warm, { once: true });
+  for (const type of ["focusin", "pointerenter", "touchstart"]) {
+    widget.addEventListener(type, warm, { once: true, passive: true });
+  }
   if (runtime.state === "ready") {
     widget.dataset.runtime = "ready";
     if (differsFromExample(widget)) request(widget);
@@ -287,15 +291,7 @@ function bind(widget) {
 }
 
 function bindAll() {
-  const widgets = allWidgets();
-  widgets.forEach(bind);
-  if (widgets.length && runtime.state === "idle") {
-    if ("requestIdleCallback" in window) {
-      window.requestIdleCallback(startRuntime, { timeout: IDLE_TIMEOUT_MS });
-    } else {
-      setTimeout(startRuntime, IDLE_TIMEOUT_MS);
-    }
-  }
+  allWidgets().forEach(bind);
 }
 
 // Material's instant navigation swaps the content without reloading this module:

@@ -1,0 +1,274 @@
+"""``make bench``: how fast the live guide is, in headless Chromium on 127.0.0.1.
+
+A benchmark, not a test: it prints a table and writes the figures as JSON, whose path
+it prints last. Cold runs use a fresh browser profile each; a bare reference page that
+loads the same pinned Pyodide in a module worker and evaluates one expression runs in
+the same session, so ``cold_ratio_vs_bare`` compares like with like.
+"""
+
+from __future__ import annotations
+
+import functools
+import http.server
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(ROOT))
+
+from tests.conftest import QuietHandler  # noqa: E402
+from tests.e2e.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
+
+RUNS = int(os.environ.get("BENCH_RUNS", "5"))
+PAGE = "/compute/"
+WIDGET = "#gpt3-worked-example"
+SECOND_PAGE_LINK = "a.md-nav__link[href$='reference/calculators/']"
+SECOND_WIDGET = "#ref-training-compute"
+FIRST_LIVE = "bm:first-live"
+
+BARE_HTML = """<!doctype html><html><head><meta charset="utf-8"><title>bare</title>
+<script type="module" src="bare.js"></script></head><body><p id="out">…</p></body></html>"""
+BARE_MAIN = """const worker = new Worker(new URL("./worker.js", import.meta.url), {type: "module"});
+worker.onmessage = (e) => {
+  performance.mark("bm:first-live");
+  document.getElementById("out").textContent = e.data;
+};
+"""
+BARE_WORKER = """const indexURL = new URL("../pyodide/", import.meta.url).href;
+const { loadPyodide } = await import(indexURL + "pyodide.mjs");
+const pyodide = await loadPyodide({ indexURL });
+postMessage(String(pyodide.runPython("1 + 1")));
+"""
+
+
+class CountingHandler(QuietHandler):
+    """Serves the site and counts the bytes of every response body it sends."""
+
+    sent: list[tuple[float, str, int]]  # set on the class by serve()
+
+    def copyfile(self, source: Any, outputfile: Any) -> None:
+        start = source.tell()
+        super().copyfile(source, outputfile)
+        self.sent.append((time.monotonic(), self.path, source.tell() - start))
+
+
+def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, list[tuple[float, str, int]]]:
+    sent: list[tuple[float, str, int]] = []
+    handler = type("Handler", (CountingHandler,), {"sent": sent})
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
+    )
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server, sent
+
+
+def build(site: Path, site_url: str) -> float:
+    """Build for the bench server's origin (Material's instant navigation needs it)."""
+    started = time.perf_counter()
+    subprocess.run(
+        [sys.executable, "-m", "mkdocs", "build", "--strict", "-q", "-d", str(site)],
+        cwd=ROOT,
+        check=True,
+        env={**os.environ, "NO_MKDOCS_2_WARNING": "1", "SITE_URL": site_url},
+    )
+    return time.perf_counter() - started
+
+
+def mark_ms(page: Any, name: str = FIRST_LIVE, timeout_ms: int = 120_000) -> float:
+    page.wait_for_function(f"performance.getEntriesByName('{name}').length > 0", timeout=timeout_ms)
+    return float(page.evaluate(f"performance.getEntriesByName('{name}')[0].startTime"))
+
+
+def cold_run(playwright: Any, url: str, ours: bool) -> tuple[float, float]:
+    """Fresh profile: navigation -> first live result; then a warm-cache reload."""
+    with tempfile.TemporaryDirectory() as profile:
+        context = playwright.chromium.launch_persistent_context(
+            profile, executable_path=chromium_path(), args=CHROMIUM_ARGS, headless=True
+        )
+        page = context.new_page()
+        results = []
+        for _ in range(2):  # cold, then warm HTTP cache in the same profile
+            page.goto(url, wait_until="domcontentloaded")
+            if ours:
+                page.fill(f"{WIDGET} [name=params]", "70B")
+            results.append(mark_ms(page))
+        context.close()
+    return results[0], results[1]
+
+
+def second_page_and_recompute(playwright: Any, base: str) -> tuple[float, list[float]]:
+    browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    page = browser.new_page()
+    page.goto(base + PAGE)
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    mark_ms(page)
+    started = page.evaluate("performance.now()")
+    page.click(SECOND_PAGE_LINK)
+    page.wait_for_selector(f'{SECOND_WIDGET}[data-state="ready"]')
+    page.eval_on_selector(
+        f"{SECOND_WIDGET} [name=params]", "el => { el.value = '8B'; el.form.requestSubmit(); }"
+    )
+    page.wait_for_selector(f'{SECOND_WIDGET}[data-state="ready"]')
+    second = page.evaluate("performance.now()") - started
+    latencies = page.evaluate(
+        """async (sel) => {
+          const widget = document.querySelector(sel);
+          const field = widget.querySelector("[name=params]");
+          const out = [];
+          for (let i = 0; i < 200; i++) {
+            const done = new Promise((resolve) => {
+              const obs = new MutationObserver(() => {
+                if (widget.dataset.state === "ready") { obs.disconnect(); resolve(); }
+              });
+              obs.observe(widget, { attributes: true, attributeFilter: ["data-state"] });
+            });
+            field.value = `${100 + i}B`;
+            const t0 = performance.now();
+            field.form.requestSubmit();
+            await done;
+            out.push(performance.now() - t0);
+          }
+          return out;
+        }""",
+        SECOND_WIDGET,
+    )
+    browser.close()
+    return second, latencies
+
+
+def transfer(playwright: Any, base: str, sent: list[tuple[float, str, int]]) -> tuple[int, int]:
+    browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
+    context = browser.new_context()
+    page = context.new_page()
+    sent.clear()
+    page.goto(base + PAGE, wait_until="networkidle")
+    page.wait_for_timeout(1500)  # an idle reader: nothing more should load
+    before = sum(size for _, _, size in sent)
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    mark_ms(page)
+    page.wait_for_load_state("networkidle")
+    after = sum(size for _, _, size in sent)
+    browser.close()
+    return before, after
+
+
+def slowest_call() -> dict[str, float | str]:
+    import calculators
+
+    calc_id, inputs = "training_compute", {}
+    if "parallel_plan" in calculators.REGISTRY:
+        calc_id, inputs = "parallel_plan", {"num_gpus": 4096}
+    native = []
+    for _ in range(5):
+        started = time.perf_counter()
+        calculators.compute(calc_id, **inputs)
+        native.append((time.perf_counter() - started) * 1000)
+    from bigmodel_guide import bundle
+
+    with tempfile.TemporaryDirectory() as tmp:
+        made = bundle.prepare(
+            ROOT / "calculators",
+            ROOT / "node_modules/pyodide",
+            ROOT / ".venv-pyodide/bin/pyodide",
+            Path(tmp),
+        )
+        cases = Path(tmp) / "cases.json"
+        cases.write_text(json.dumps([[calc_id, inputs]] * 5))
+        done = subprocess.run(
+            ["node", str(ROOT / "tests/pyodide/run_calculators.mjs"), str(made.wheel), str(cases)],
+            capture_output=True,
+            text=True,
+            check=True,
+            cwd=ROOT,
+        )
+    in_pyodide = [a["ms"] for a in json.loads(done.stdout)["answers"]]
+    return {
+        "calculator": f"{calc_id} {inputs}",
+        "native_ms": statistics.median(native),
+        "pyodide_ms": statistics.median(in_pyodide),
+    }
+
+
+def spread(values: list[float]) -> dict[str, float]:
+    return {"median": statistics.median(values), "min": min(values), "max": max(values)}
+
+
+def main() -> int:
+    if chromium_path() is None:
+        print("chromium is missing: run `make bench` as root to install it", file=sys.stderr)
+        return 1
+    from playwright.sync_api import sync_playwright
+
+    work = Path(tempfile.mkdtemp(prefix="bigmodel-bench-"))
+    site = work / "site"
+    site.mkdir()
+    server, sent = serve(site)
+    base = f"http://127.0.0.1:{server.server_address[1]}"
+    build_s = build(site, base + "/")
+    bare = site / "bench-bare"
+    bare.mkdir()
+    (bare / "index.html").write_text(BARE_HTML)
+    (bare / "bare.js").write_text(BARE_MAIN)
+    (bare / "worker.js").write_text(BARE_WORKER)
+    cold: list[float] = []
+    warm: list[float] = []
+    bare_cold: list[float] = []
+    with sync_playwright() as playwright:
+        for _ in range(RUNS):  # interleaved, so both see the same machine load
+            ours_cold, ours_warm = cold_run(playwright, base + PAGE, ours=True)
+            bare_first, _ = cold_run(playwright, base + "/bench-bare/", ours=False)
+            cold.append(ours_cold)
+            warm.append(ours_warm)
+            bare_cold.append(bare_first)
+        second, latencies = second_page_and_recompute(playwright, base)
+        before, after = transfer(playwright, base, sent)
+    server.shutdown()
+    latencies.sort()
+    figures: dict[str, Any] = {
+        "runs": RUNS,
+        "cold_live_ms": statistics.median(cold),
+        "bare_cold_live_ms": statistics.median(bare_cold),
+        "cold_ratio_vs_bare": statistics.median(cold) / statistics.median(bare_cold),
+        "warm_live_ms": statistics.median(warm),
+        "second_page_live_ms": second,
+        "recompute_p50_ms": latencies[len(latencies) // 2],
+        "recompute_p95_ms": latencies[int(len(latencies) * 0.95) - 1],
+        "bytes_before_interaction": before,
+        "bytes_after_runtime": after,
+        "build_s": build_s,
+        "spread": {
+            "cold_live_ms": spread(cold),
+            "bare_cold_live_ms": spread(bare_cold),
+            "warm_live_ms": spread(warm),
+        },
+        "slowest_call": slowest_call(),
+        "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
+    }
+    shutil.rmtree(work, ignore_errors=True)
+    out_dir = ROOT / "bench-results"
+    out_dir.mkdir(exist_ok=True)
+    out = out_dir / f"bench-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    out.write_text(json.dumps(figures, indent=2))
+    for key, value in figures.items():
+        if isinstance(value, (int, float)):
+            print(f"{key:<26} {value:,.3f}" if isinstance(value, float) else f"{key:<26} {value:,}")
+    slow = figures["slowest_call"]
+    print(
+        f"{'slowest call':<26} {slow['calculator']}: native {slow['native_ms']:.1f} ms, "
+        f"Pyodide {slow['pyodide_ms']:.1f} ms"
+    )
+    print(out)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,157 @@
+"""The compute chapter in headless Chromium: live results from Pyodide, bad values,
+recovery, instant navigation, no stray requests, no console errors."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+import calculators
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from tests.e2e.conftest import Watch
+
+pytestmark = pytest.mark.e2e
+ARTIFACTS = Path(__file__).resolve().parents[2] / "test-artifacts"
+WIDGET = "#gpt3-worked-example"
+LIVE_TIMEOUT_MS = 60_000
+
+
+def _value(page: Page, output: str) -> float:
+    raw = page.locator(f'{WIDGET} [data-output="{output}"]').get_attribute("data-value")
+    assert raw is not None
+    return float(raw)
+
+
+def test_edit_params_recomputes_in_pyodide(site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    widget = page.locator(WIDGET)
+    assert widget.get_attribute("data-state") == "static"
+    prerendered = _value(page, "total_flops")
+    assert prerendered == calculators.compute(
+        "training_compute", params="175B", tokens="300B"
+    ).value("total_flops")
+    started = time.monotonic()
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    expected = calculators.compute("training_compute", params="70B", tokens="300B")
+    assert _value(page, "total_flops") == expected.value("total_flops")
+    assert page.locator(f'{WIDGET} [data-output="total_flops"]').text_content() == expected.text(
+        "total_flops"
+    )
+    print(f"first live result {time.monotonic() - started:.2f} s after the edit")
+    ARTIFACTS.mkdir(exist_ok=True)
+    page.screenshot(path=str(ARTIFACTS / "compute-chapter.png"), full_page=True)
+    watch.assert_clean()
+
+
+@pytest.mark.parametrize(
+    ("field", "bad"),
+    [
+        ("params", "-3"),
+        ("params", "NaN"),
+        ("tokens", "0"),
+        ("utilization", "1.5"),
+        ("num_gpus", "many"),
+        ("peak_flops", "12 parsecs"),
+    ],
+)
+def test_bad_value_shows_error_keeps_results_and_recovers(
+    site_url: str, watched_page: tuple[Page, Watch], field: str, bad: str
+) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    before = _value(page, "gpu_hours")
+    page.fill(f"{WIDGET} [name={field}]", bad)
+    page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=LIVE_TIMEOUT_MS)
+    error = page.locator(f'{WIDGET} [data-error-for="{field}"]')
+    assert error.is_visible()
+    assert bad[:2].lower() in (error.text_content() or "").lower()
+    assert page.locator(f"{WIDGET}.bm-stale").count() == 1
+    assert _value(page, "gpu_hours") == before  # last good results stay
+    page.fill(f"{WIDGET} [name={field}]", "")
+    page.fill(
+        f"{WIDGET} [name={field}]",
+        page.locator(f"{WIDGET} [name={field}]").get_attribute("data-default") or "",
+    )
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    assert not error.is_visible()
+    assert page.locator(f"{WIDGET}.bm-stale").count() == 0
+    watch.assert_clean()
+
+
+def test_unknown_gpu_from_a_tampered_select_is_refused(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.eval_on_selector(f"{WIDGET} [name=gpu]", "s => { s.add(new Option('A200', 'a200')); }")
+    page.select_option(f"{WIDGET} [name=gpu]", "a200")
+    page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=LIVE_TIMEOUT_MS)
+    assert "a200" in (page.locator(f'{WIDGET} [data-error-for="gpu"]').text_content() or "")
+    watch.assert_clean()
+
+
+def test_runtime_survives_instant_navigation(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=num_gpus]", "2048")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    page.click("a.md-nav__link[href$='reference/calculators/']")
+    page.wait_for_url("**/reference/calculators/")
+    ref = "#ref-training-compute"
+    page.wait_for_selector(f'{ref}[data-state="ready"]', timeout=5_000)
+    started = time.monotonic()
+    page.fill(f"{ref} [name=params]", "8B")
+    page.wait_for_selector(f'{ref}[data-state="ready"]', timeout=5_000)
+    assert time.monotonic() - started < 5
+    raw = page.locator(f'{ref} [data-output="total_flops"]').get_attribute("data-value")
+    assert float(raw or "nan") == calculators.compute("training_compute", params="8B").value(
+        "total_flops"
+    )
+    watch.assert_clean()
+
+
+def test_runtime_failure_keeps_prerendered_numbers(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    page, _ = watched_page
+    page.route("**/pyodide/**", lambda route: route.abort())
+    page.goto(f"{site_url}/compute/")
+    before = _value(page, "total_flops")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-runtime="failed"]', timeout=LIVE_TIMEOUT_MS)
+    status = page.locator(f"{WIDGET} [data-status]").text_content() or ""
+    assert "unavailable" in status
+    assert _value(page, "total_flops") == before
+
+
+def test_every_calculator_live_equals_prerendered(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    """On the reference page, recompute every calculator in Pyodide and compare."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/reference/calculators/")
+    for calc_id in calculators.REGISTRY:
+        widget = f"#ref-{calc_id.replace('_', '-')}"
+        before = page.eval_on_selector_all(
+            f"{widget} [data-output]", "cells => cells.map(c => c.dataset.value)"
+        )
+        page.eval_on_selector(f"{widget} form", "f => f.requestSubmit()")
+        page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+        page.wait_for_function(
+            "w => document.querySelector(w).dataset.state === 'ready'", arg=widget
+        )
+        after = page.eval_on_selector_all(
+            f"{widget} [data-output]", "cells => cells.map(c => c.dataset.value)"
+        )
+        assert after == before, calc_id
+    watch.assert_clean()

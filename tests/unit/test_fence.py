@@ -1,0 +1,93 @@
+"""The ```calculator fence through a bare Markdown instance (no whole-site build)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import markdown
+import pytest
+from mkdocs.theme import Theme
+from pymdownx.superfences import SuperFencesException
+
+import calculators
+from bigmodel_guide.fence import FenceError, check_page, find_fences, parse_fence
+from bigmodel_guide.plugin import CalculatorsPlugin
+from tests.site.htmlscan import PageScan
+
+ROOT = Path(__file__).resolve().parents[2]
+
+
+@pytest.fixture
+def md() -> markdown.Markdown:
+    plugin = CalculatorsPlugin()
+    plugin._env = Theme(name="material", custom_dir=str(ROOT / "templates")).get_env()
+    fence = {"name": "calculator", "class": "calculator", "format": plugin._format_fence}
+    return markdown.Markdown(
+        extensions=["pymdownx.superfences"],
+        extension_configs={"pymdownx.superfences": {"custom_fences": [fence]}},
+    )
+
+
+def test_fence_renders_widget_with_contract_hooks(md: markdown.Markdown) -> None:
+    html = md.convert("```calculator\nid: training_compute\nparams: 70B\n```\n")
+    scan = PageScan()
+    scan.feed(html)
+    [widget] = scan.widgets
+    assert widget.calc_id == "training_compute"
+    assert widget.widget_id == "calc-training-compute"
+    assert widget.example["params"] == "70B"
+    expected = calculators.compute("training_compute", params="70B")
+    assert widget.outputs["total_flops"] == expected.raw("total_flops")
+    assert 'data-state="static"' in html
+    for param in calculators.REGISTRY["training_compute"].params:
+        assert f'name="{param.name}"' in html
+
+
+def test_duplicate_widgets_get_distinct_ids(md: markdown.Markdown) -> None:
+    html = md.convert(
+        "```calculator\nid: training_compute\n```\n\n```calculator\nid: training_compute\n```\n"
+    )
+    scan = PageScan()
+    scan.feed(html)
+    assert [w.widget_id for w in scan.widgets] == [
+        "calc-training-compute",
+        "calc-training-compute-2",
+    ]
+
+
+def test_hostile_text_is_escaped(md: markdown.Markdown) -> None:
+    html = md.convert('```calculator\nid: training_compute\nanchor: safe\nparams: "1B"\n```\n')
+    assert "<script" not in html.split("bm-calc")[1]
+    with pytest.raises(SuperFencesException):
+        md.convert(
+            '```calculator\nid: training_compute\nparams: "<script>alert(1)</script>"\n```\n'
+        )
+
+
+@pytest.mark.parametrize(
+    ("body", "message"),
+    [
+        ("id: nope", "unknown calculator"),
+        ("params: 1", "`id:`"),
+        ("id: [", "not valid YAML"),
+        ("id: training_compute\nparam: 1", "param"),
+        ("id: training_compute\nparams: -1", "params"),
+        ("id: training_compute\nanchor: 'a b'", "anchor"),
+    ],
+)
+def test_bad_fences_are_refused(body: str, message: str) -> None:
+    with pytest.raises(FenceError, match=message):
+        parse_fence(body)
+
+
+def test_errors_name_the_page_and_line() -> None:
+    page = "# Title\n\ntext\n\n```calculator\nid: training_compute\ntokens: zero\n```\n"
+    with pytest.raises(FenceError, match=r"^compute\.md:5: .*tokens"):
+        check_page(page, "compute.md")
+
+
+def test_find_fences_skips_other_code_and_handles_long_fences() -> None:
+    page = "```python\nid: x\n```\n\n````calculator\nid: training_compute\n````\n"
+    [found] = find_fences(page)
+    assert found.line == 5
+    assert found.source == "id: training_compute"
