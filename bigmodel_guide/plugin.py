@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+from urllib.parse import urlsplit
 
 from mkdocs.config.config_options import ExtraScriptValue
 from mkdocs.exceptions import PluginError
@@ -29,6 +30,21 @@ if TYPE_CHECKING:
     from mkdocs.structure.pages import Page
 
 log = get_plugin_logger(__name__)
+
+
+def content_security_policy(runtime_url: str | None) -> str:
+    """The policy the site ships: scripts and workers from its own origin only, plus
+    WebAssembly compilation for Pyodide; a configured runtime_url's origin is added."""
+    extra = ""
+    if runtime_url:
+        parts = urlsplit(runtime_url)
+        extra = f" {parts.scheme}://{parts.netloc}"
+    return (
+        f"default-src 'self'; script-src 'self' 'wasm-unsafe-eval'{extra}; "
+        f"worker-src 'self'; connect-src 'self'{extra}; img-src 'self' data:; "
+        "style-src 'self' 'unsafe-inline'; font-src 'self'; object-src 'none'; "
+        "base-uri 'self'; form-action 'self'"
+    )
 SUPERFENCES = "pymdownx.superfences"
 LOADER_PATH = "assets/calculators/loader.js"
 
@@ -51,6 +67,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         fences = config.mdx_configs.setdefault(SUPERFENCES, {}).setdefault("custom_fences", [])
         fences[:] = [f for f in fences if f.get("name") != FENCE_NAME]
         fences.append({"name": FENCE_NAME, "class": FENCE_NAME, "format": self._format_fence})
+        config.extra["bigmodel_csp"] = content_security_policy(self.config.runtime_url)
         loader = ExtraScriptValue(LOADER_PATH)
         loader.type = "module"
         if all(str(s) != LOADER_PATH for s in config.extra_javascript):

@@ -6,7 +6,7 @@ composes them for the page, the CLI and the tests.
 
 from __future__ import annotations
 
-from calculators import hardware
+from calculators import hardware, units
 from calculators.spec import Calculator, Computed, Inputs, Output, Param
 
 SECONDS_PER_HOUR = 3600.0
@@ -94,7 +94,8 @@ def _training_compute(inputs: Inputs) -> Computed:
     if ratio < 1 / CHINCHILLA_NOTE_FACTOR or ratio > CHINCHILLA_NOTE_FACTOR:
         side = "fewer" if ratio < 1 else "more"
         notes.append(
-            f"D is {ratio:.2g}x the compute-optimal {optimal:.3g} tokens "
+            f"D is {ratio:.2g}x the compute-optimal "
+            f"{units.format_value(optimal, 'tokens', 'count')} "
             f"({tokens / params:.3g} tokens per parameter against Chinchilla's ~20): "
             f"{side} tokens than compute-optimal for this N."
         )
@@ -282,7 +283,7 @@ TRAINING_COMPUTE = Calculator(
         Output("cost_usd", "Cost", "USD", "usd"),
         Output("energy_kwh", "Energy", "kWh", "count"),
         Output("co2_tonnes", "Emissions", "tCO2e", "count"),
-        Output("chinchilla_tokens", "Compute-optimal tokens (20 N)", "token", "count"),
+        Output("chinchilla_tokens", "Compute-optimal tokens (20 N)", "tokens", "count"),
         Output("effective_flops_per_gpu", "Achieved FLOP/s per GPU", "FLOP/s", "si"),
     ),
     function=_training_compute,

@@ -8,6 +8,12 @@
 
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 const DEBOUNCE_MS = 120;
+// A compute that has not answered by then is treated as runaway: the worker is ended
+// and restarted so that one bad input can never leave the calculators dead.
+const WATCHDOG_MS = window.__bmWatchdogMs || 10000;
+// Loading that has not finished by then (a stalled network, a hung runtime) is
+// reported as a failure; the pre-rendered numbers stay.
+const LOAD_TIMEOUT_MS = 60000;
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 const runtime = {
@@ -22,7 +28,8 @@ const widgetState = new WeakMap();
 function entryOf(widget) {
   let entry = widgetState.get(widget);
   if (!entry) {
-    entry = { seq: 0, timer: 0, queued: false };
+    // stopped: the watchdog ended this widget's last compute; wait for a new edit.
+    entry = { seq: 0, timer: 0, queued: false, stopped: false };
     widgetState.set(widget, entry);
   }
   return entry;
@@ -193,7 +200,9 @@ function onWorkerMessage(event) {
     for (const widget of allWidgets()) {
       widget.dataset.runtime = "ready";
       const entry = entryOf(widget);
-      if (entry.queued || differsFromExample(widget)) {
+      if (entry.stopped) {
+        widget.dataset.runtime = "ready";
+      } else if (entry.queued || differsFromExample(widget)) {
         entry.queued = false;
         request(widget);
       } else if (widget.dataset.state === "static") {
@@ -206,6 +215,7 @@ function onWorkerMessage(event) {
   } else if (message.type === "result") {
     const pending = runtime.pending.get(message.id);
     runtime.pending.delete(message.id);
+    if (pending) clearTimeout(pending.watchdog);
     if (!pending || !pending.widget.isConnected) return;
     if (pending.seq !== entryOf(pending.widget).seq) return; // a newer request is on its way
     if (message.ok) applyResult(pending.widget, message.result);
@@ -224,6 +234,12 @@ function startRuntime() {
     return;
   }
   runtime.worker.addEventListener("message", onWorkerMessage);
+  const worker = runtime.worker;
+  setTimeout(() => {
+    if (runtime.worker === worker && runtime.state === "loading") {
+      failRuntime(`the runtime did not load within ${LOAD_TIMEOUT_MS / 1000} s`);
+    }
+  }, LOAD_TIMEOUT_MS);
   runtime.worker.addEventListener("error", (event) => {
     event.preventDefault();
     failRuntime(event.message || "the runtime's files could not be loaded");
@@ -245,13 +261,34 @@ function request(widget) {
     return;
   }
   const id = runtime.nextId++;
-  runtime.pending.set(id, { widget, seq: entry.seq });
+  const watchdog = setTimeout(() => runaway(id), WATCHDOG_MS);
+  runtime.pending.set(id, { widget, seq: entry.seq, watchdog });
   runtime.worker.postMessage({ type: "compute", id, calc: widget.dataset.calc, inputs: readInputs(widget) });
+}
+
+function runaway(id) {
+  const pending = runtime.pending.get(id);
+  if (!pending) return;
+  for (const other of runtime.pending.values()) clearTimeout(other.watchdog);
+  const waiting = Array.from(runtime.pending.values(), (p) => p.widget);
+  runtime.pending.clear();
+  if (runtime.worker) runtime.worker.terminate();
+  runtime.worker = null;
+  runtime.state = "idle";
+  entryOf(pending.widget).stopped = true;
+  showError(pending.widget, {
+    input: "calculator",
+    message: `This computation ran for more than ${WATCHDOG_MS / 1000} s and was stopped; ` +
+      "the live runtime is restarting. Try smaller inputs.",
+  });
+  for (const widget of waiting) if (widget !== pending.widget) entryOf(widget).queued = true;
+  startRuntime();
 }
 
 function schedule(widget, delay) {
   const entry = entryOf(widget);
   clearTimeout(entry.timer);
+  entry.stopped = false;
   // Mark the change at once so nobody reads the old numbers as the new result.
   entry.seq += 1;
   setState(widget, "loading");

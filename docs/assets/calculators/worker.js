@@ -7,7 +7,20 @@ const indexURL = new URL(RUNTIME.indexURL, import.meta.url).href;
 const lockFileURL = new URL(RUNTIME.lockFileURL, import.meta.url).href;
 let computeJson = null;
 
+// Pyodide never settles if WebAssembly cannot be compiled (disabled, or a policy
+// without 'wasm-unsafe-eval'), so check with an empty module first and fail fast.
+async function checkWebAssembly() {
+  if (typeof WebAssembly === "undefined") throw new Error("WebAssembly is disabled in this browser");
+  try {
+    await WebAssembly.compile(new Uint8Array([0, 97, 115, 109, 1, 0, 0, 0]));
+  } catch (err) {
+    throw new Error(`WebAssembly is blocked here (${err && err.name ? err.name : "error"}; a ` +
+      "Content-Security-Policy must allow 'wasm-unsafe-eval')");
+  }
+}
+
 async function boot() {
+  await checkWebAssembly();
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   const pyodide = await loadPyodide({
     indexURL,
