@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING
 from bigmodel_guide.render import field_text
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from jinja2 import Environment
 
     from calculators.spec import Calculator
@@ -15,7 +17,7 @@ REFERENCE_PATH = "reference/calculators.md"
 REFERENCE_TEMPLATE = "calculator/reference.md"
 
 
-def reference_markdown(env: Environment, registry: dict[str, Calculator]) -> str:
+def reference_markdown(env: Environment, registry: Mapping[str, Calculator]) -> str:
     """Markdown for the reference page, rendered from a (theme-overridable) template."""
     rows = {
         calc.id: [

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from calculators import units
+from calculators import presets, units
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -24,15 +24,7 @@ WIDGET_TEMPLATE = "calculator/widget.html"
 
 def field_text(param: Param, value: Value, given: object = None) -> str:
     """The text a field shows: the author's own spelling if the fence gave text."""
-    if isinstance(given, str):
-        return given
-    if value is None:
-        return ""
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, (int, float)):
-        return units.input_text(value, param.unit)
-    return str(value)
+    return given if isinstance(given, str) else param.as_text(value)
 
 
 @dataclass(frozen=True)
@@ -41,6 +33,7 @@ class FieldView:
     text: str
     default_text: str
     field_id: str
+    changed: bool  # the worked example sets this input (opens "More inputs")
 
 
 def render_widget(
@@ -57,6 +50,7 @@ def render_widget(
             text=field_text(param, result.inputs[param.name], overrides.get(param.name)),
             default_text=field_text(param, param.default),
             field_id=f"{widget_id}-{param.name}",
+            changed=param.name in overrides,
         )
         for param in calc.params
     ]
@@ -65,6 +59,11 @@ def render_widget(
         for out in calc.outputs
     ]
     example = {f.param.name: f.text for f in fields}
+    choices = [
+        {"id": preset.id, "label": preset.label, "source": preset.source,
+         "texts_json": json.dumps(presets.preset_texts(calc, preset), separators=(",", ":"))}
+        for preset in presets.presets_for(calc)
+    ]
     template = env.get_template(WIDGET_TEMPLATE)
     return template.render(
         calc=calc,
@@ -76,4 +75,6 @@ def render_widget(
         chart=Markup(result.computed.chart) if result.computed.chart else None,
         example_json=json.dumps(example, separators=(",", ":")),
         unit_labels=units.PHYSICAL - {"1"},
+        parsed=result.parsed(),
+        presets=choices,
     )

@@ -8,6 +8,9 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+# Import the submodule ``calculators.compute`` before defining the function of the same
+# name below: a later first import of the submodule would rebind the package attribute.
+import calculators.compute  # noqa: F401
 from calculators.registry import REGISTRY
 from calculators.spec import ValidationError
 

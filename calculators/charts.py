@@ -13,6 +13,7 @@ from xml.sax.saxutils import escape
 
 WIDTH, HEIGHT = 640, 320
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 48
+LEGEND_WIDTH = 136  # room kept on the right by ``stacked_bar_chart(legend_right=True)``
 
 
 @dataclass(frozen=True)
@@ -156,12 +157,17 @@ def stacked_bar_chart(
     *,
     limit: float | None = None,
     limit_label: str = "",
+    legend_right: bool = False,
 ) -> str:
-    """Vertical stacked bars: ``bars`` = [(bar label, [(segment label, value), ...])]."""
+    """Vertical stacked bars: ``bars`` = [(bar label, [(segment label, value), ...])].
+
+    ``legend_right`` keeps a column on the right for the legend so that it never
+    covers the bars (the default draws it inside the plot, top left)."""
     totals = [sum(v for _, v in segments) for _, segments in bars] or [1.0]
     top = max([*totals, limit or 0.0]) or 1.0
     y_axis = _Axis(0.0, top * 1.05, False, HEIGHT - BOTTOM, TOP)
-    slot = (WIDTH - LEFT - RIGHT) / max(1, len(bars))
+    right = RIGHT + (LEGEND_WIDTH if legend_right else 0)
+    slot = (WIDTH - LEFT - right) / max(1, len(bars))
     body = [
         f'<line class="bm-axis" x1="{LEFT}" y1="{HEIGHT - BOTTOM}" x2="{WIDTH - RIGHT}" '
         f'y2="{HEIGHT - BOTTOM}"/>'
@@ -192,15 +198,16 @@ def stacked_bar_chart(
     if limit is not None:
         y = y_axis(limit)
         body.append(
-            f'<line class="bm-marker" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - RIGHT}" y2="{y:.1f}"/>'
+            f'<line class="bm-marker" x1="{LEFT}" y1="{y:.1f}" x2="{WIDTH - right}" y2="{y:.1f}"/>'
         )
         body.append(
-            f'<text class="bm-tick" x="{WIDTH - RIGHT - 4}" y="{y - 4:.1f}" '
+            f'<text class="bm-tick" x="{WIDTH - right - 4}" y="{y - 4:.1f}" '
             f'text-anchor="end">{escape(limit_label)}</text>'
         )
+    legend_x = WIDTH - right + 12 if legend_right else LEFT + 8
     for name, colour in legend.items():
         body.append(
-            f'<text class="bm-legend bm-fill-{colour % 6}" x="{LEFT + 8}" '
+            f'<text class="bm-legend bm-fill-{colour % 6}" x="{legend_x}" '
             f'y="{TOP + 14 + 16 * colour}">{escape(name)}</text>'
         )
     body.append(

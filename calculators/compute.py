@@ -68,10 +68,10 @@ def _training_compute(inputs: Inputs) -> Computed:
 
     total = training_flops(params, tokens, k)
     attention: float | None = None
-    if all(inputs[name] is not None for name in ("seq_len", "n_layers", "d_model")):
+    if all(inputs[name] is not None for name in ("seq_len", "layers", "hidden")):
         seq_len = inputs.whole("seq_len")
         attention = attention_flops(
-            tokens, inputs.whole("n_layers"), seq_len, inputs.whole("d_model"), k
+            tokens, inputs.whole("layers"), seq_len, inputs.whole("hidden"), k
         )
         notes.append(
             f"Attention scores add {attention / total:.1%} to C = {k:g}ND at sequence "
@@ -175,6 +175,7 @@ TRAINING_COMPUTE = Calculator(
             optional=True,
             placeholder="from the accelerator",
             help="Leave blank for the catalogue's dense BF16 peak.",
+            advanced=True,
         ),
         Param(
             "utilization",
@@ -223,6 +224,7 @@ TRAINING_COMPUTE = Calculator(
             placeholder="from the accelerator",
             help="Blank: the datasheet's maximum board power, as Meta's method uses "
             "(400 W for A100 in LLaMA, Table 15).",
+            advanced=True,
         ),
         Param(
             "pue",
@@ -232,6 +234,7 @@ TRAINING_COMPUTE = Calculator(
             minimum=1,
             maximum=3,
             help="Data-centre overhead factor; 1.1 as used by Meta (LLaMA, Table 15).",
+            advanced=True,
         ),
         Param(
             "carbon_intensity",
@@ -242,6 +245,7 @@ TRAINING_COMPUTE = Calculator(
             minimum=0,
             maximum=2,
             help="0.385 kgCO2e/kWh, the US national average used by Meta (LLaMA, Table 15).",
+            advanced=True,
         ),
         Param(
             "seq_len",
@@ -253,9 +257,10 @@ TRAINING_COMPUTE = Calculator(
             maximum=100_000_000,
             optional=True,
             help="With layers and width: adds the attention-score FLOPs C leaves out.",
+            advanced=True,
         ),
         Param(
-            "n_layers",
+            "layers",
             "Layers (optional)",
             "int",
             None,
@@ -263,9 +268,10 @@ TRAINING_COMPUTE = Calculator(
             maximum=100_000,
             optional=True,
             help="Transformer layers, for the attention correction.",
+            advanced=True,
         ),
         Param(
-            "d_model",
+            "hidden",
             "Model width (optional)",
             "int",
             None,
@@ -273,6 +279,7 @@ TRAINING_COMPUTE = Calculator(
             maximum=10_000_000,
             optional=True,
             help="Hidden size (d_model), for the attention correction.",
+            advanced=True,
         ),
     ),
     outputs=(

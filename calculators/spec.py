@@ -62,6 +62,8 @@ class Param:
     choices: tuple[Choice, ...] = ()
     optional: bool = False
     placeholder: str = ""
+    #: Shown under "More inputs" (collapsed unless the example sets it).
+    advanced: bool = False
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -72,6 +74,16 @@ class Param:
             raise TypeError(f"input {self.name!r} has no default and is not optional")
         if self.default is not None:
             self.parse(self.default)
+
+    def as_text(self, value: Value) -> str:
+        """The text a field shows for ``value``; it parses back to exactly ``value``."""
+        if value is None:
+            return ""
+        if isinstance(value, bool):
+            return "true" if value else "false"
+        if isinstance(value, (int, float)):
+            return units.input_text(value, self.unit)
+        return str(value)
 
     @property
     def choice_values(self) -> tuple[str, ...]:
@@ -321,4 +333,14 @@ class Result:
             "notes": list(self.computed.notes),
             "table": None if self.computed.table is None else self.computed.table.to_dict(),
             "chart": self.computed.chart,
+            "parsed": self.parsed(),
         }
+
+    def parsed(self) -> dict[str, str]:
+        """Each numeric input's value as understood, in words and units, for the form."""
+        shown: dict[str, str] = {}
+        for param in self.calculator.params:
+            value = self.inputs[param.name]
+            if param.kind in ("int", "float") and isinstance(value, (int, float)):
+                shown[param.name] = units.echo(value, param.unit)
+        return shown

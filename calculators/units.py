@@ -232,7 +232,8 @@ def _count(value: float, unit: str) -> str:
         if magnitude >= scale * 0.9995:
             return f"{_sig(value / scale)} {word} {unit}".strip()
     if magnitude >= 100:
-        return f"{round(float(_sig(value))):,} {unit}".strip()
+        exact = value == int(value)  # whole counts (GPUs, layers) are shown exactly
+        return f"{int(value) if exact else round(float(_sig(value))):,} {unit}".strip()
     return f"{_sig(value)} {unit}".strip()
 
 
@@ -301,3 +302,19 @@ def input_text(value: float, unit: str) -> str:
             return f"{short}{space}{suffix}"
     short = f"{value:g}"
     return short if float(short) == value else repr(float(value))
+
+
+def echo(value: float, unit: str) -> str:
+    """How a field's parsed value is echoed to the reader ("175 billion", "85.9 GB =
+    80 GiB", "50 GB/s = 400 Gb/s"), so that a unit slip shows before it misleads."""
+    if unit == "1":
+        return format_value(value, unit, "percent")
+    if unit == "B":
+        return f"{_si(value, 'B')} = {_iec(value, 'B')}"
+    if unit == "B/s":
+        return f"{_si(value, 'B/s')} = {_si(value * 8, 'b/s')}"
+    if unit in ("USD", "USD/h"):
+        return format_value(value, unit, "usd") + ("/h" if unit == "USD/h" else "")
+    if unit in PHYSICAL:
+        return _si(value, unit)
+    return _count(value, "")  # counts: "175 billion" reads right for any noun

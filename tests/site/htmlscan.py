@@ -31,9 +31,13 @@ class PageScan(HTMLParser):
             self.ids.add(values["id"])
         if tag == "a" and "href" in values:
             self.links.append(values["href"])
-        for attr in ("src", "href"):
-            if tag in ("script", "link", "img", "iframe") and attr in values:
-                self.sources.append(values[attr])
+        # Resources the browser fetches (a canonical <link> is a name, not a request).
+        fetched_link = tag == "link" and values.get("rel", "") in (
+            "stylesheet", "preload", "modulepreload", "icon", "manifest", "prefetch")
+        if tag in ("script", "img", "iframe", "source") and "src" in values:
+            self.sources.append(values["src"])
+        if fetched_link and "href" in values:
+            self.sources.append(values["href"])
         if "data-calc" in values:
             self.widgets.append(
                 Widget(

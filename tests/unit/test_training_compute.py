@@ -76,8 +76,8 @@ def test_attention_correction_palm_appendix_b() -> None:
         params=175e9,
         tokens=300e9,
         seq_len=2048,
-        n_layers=96,
-        d_model=12288,
+        layers=96,
+        hidden=12288,
     )
     assert result.value("attention_flops") == pytest.approx(12 * 96 * 12288 * 2048 * 300e9)
     assert result.value("attention_flops") / result.value("total_flops") == pytest.approx(

@@ -1,11 +1,11 @@
 // The live runtime: one module Worker per page session hosts Pyodide and the
-// calculators wheel, and answers compute requests. All URLs are absolute (resolved
-// against this script), which Pyodide needs to load the site's own wheel.
+// calculators wheel, and answers calls through calculators.bridge. All URLs are
+// absolute (resolved against this script), which Pyodide needs to load the wheel.
 import { RUNTIME } from "./runtime-config.js";
 
 const indexURL = new URL(RUNTIME.indexURL, import.meta.url).href;
 const lockFileURL = new URL(RUNTIME.lockFileURL, import.meta.url).href;
-let computeJson = null;
+let bridgeCall = null;
 
 // Pyodide never settles if WebAssembly cannot be compiled (disabled, or a policy
 // without 'wasm-unsafe-eval'), so check with an empty module first and fail fast.
@@ -29,7 +29,7 @@ async function boot() {
     stdout: () => {},
     stderr: () => {},
   });
-  computeJson = pyodide.pyimport("calculators.bridge").compute_json;
+  bridgeCall = pyodide.pyimport("calculators.bridge").call;
 }
 
 const booting = boot().then(
@@ -39,16 +39,15 @@ const booting = boot().then(
 
 self.addEventListener("message", async (event) => {
   const message = event.data || {};
-  if (message.type !== "compute") return;
+  if (message.type !== "call") return;
   await booting;
-  if (!computeJson) {
-    postMessage({
-      type: "result", id: message.id, ok: false,
-      error: { input: "calculator", message: "the live runtime is unavailable" },
-    });
-    return;
+  let answer;
+  if (!bridgeCall) {
+    answer = { ok: false, error: { input: "calculator", message: "the live runtime is unavailable" } };
+  } else {
+    const started = performance.now();
+    answer = JSON.parse(bridgeCall(String(message.op), String(message.payload)));
+    answer.ms = performance.now() - started;
   }
-  const started = performance.now();
-  const answer = JSON.parse(computeJson(String(message.calc), JSON.stringify(message.inputs || {})));
-  postMessage({ type: "result", id: message.id, ms: performance.now() - started, ...answer });
+  postMessage({ type: "answer", id: message.id, answer });
 });

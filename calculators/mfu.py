@@ -1,0 +1,161 @@
+"""FLOPs per token and utilisation: MFU (model FLOPs) and HFU (hardware FLOPs).
+
+MFU counts only the FLOPs the model needs; HFU also counts what recomputation repeats
+(Chowdhery et al. 2022, PaLM, Sec. 4.1 and App. B; Korthikanti et al. 2022, Sec. 6).
+The planner (parallel.py) uses the same two functions for its compute time and MFU.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from calculators import hardware
+from calculators.memory import RECOMPUTE_PARAM
+from calculators.model import (
+    ARCHITECTURE_PARAMS,
+    architecture,
+    matmul_params_per_layer,
+    total_params,
+)
+from calculators.spec import Calculator, Choice, Computed, Inputs, Output, Param, ValidationError
+
+if TYPE_CHECKING:
+    from calculators.model import Architecture
+
+
+def attention_score_flops_per_token(arch: Architecture) -> float:
+    """QK^T and scores x V, forward + backward, no causal saving: 12 l s (heads x
+    head_dim) per token (PaLM App. B's 12 L H Q T; Korthikanti's s/(6h) term)."""
+    return 12.0 * arch.layers * arch.seq_len * arch.attention_width
+
+
+def megatron_model_flops_per_token(arch: Architecture) -> float:
+    """Korthikanti et al. 2022, Sec. 6: model FLOPs per iteration 72 B s l h^2 (1 + s/(6h)
+    + V/(12 l h)), divided by the B s tokens: 6 x (matrix weights of the layers) + the
+    attention scores + 6 V h for the logits. Exact for the standard GPT shape; other
+    shapes use their actual matrix sizes."""
+    layers = 6.0 * arch.layers * matmul_params_per_layer(arch)
+    logits = 6.0 * arch.vocab * arch.hidden
+    return layers + attention_score_flops_per_token(arch) + logits
+
+
+def model_flops_per_token(arch: Architecture, params: float, method: str) -> float:
+    """``6N``: 6N (Kaplan et al. 2020, Sec. 2.1); ``6N+attention``: 6N + 12 L H Q T (PaLM,
+    App. B); ``megatron``: Korthikanti's model-FLOPs form."""
+    if method == "6N":
+        return 6.0 * params
+    if method == "6N+attention":
+        return 6.0 * params + attention_score_flops_per_token(arch)
+    return megatron_model_flops_per_token(arch)
+
+
+def recompute_flops_per_token(arch: Architecture, recompute: str) -> float:
+    """FLOPs recomputation adds (hardware, not model, FLOPs).
+
+    full: one more forward pass of every layer, 2 x matrix weights + 4 l s d_attn per
+    token; with the model FLOPs this is Narayanan et al. 2021, Eq. 3:
+    96 B s l h^2 (1 + s/(6h) + V/(16 l h)). selective: Korthikanti et al. 2022, Sec. 6,
+    hardware FLOPs 72 B s l h^2 (1 + s/(3h) + V/(12 l h)), i.e. the attention-score term
+    counted twice.
+    """
+    if recompute == "full":
+        return (2.0 * arch.layers * matmul_params_per_layer(arch)
+                + attention_score_flops_per_token(arch) / 3.0)
+    if recompute == "selective":
+        return attention_score_flops_per_token(arch)
+    return 0.0
+
+
+FLOP_COUNT_PARAM = Param(
+    "flop_count", "FLOP count", "choice", "megatron",
+    choices=(Choice("6N", "6N (Kaplan)"), Choice("6N+attention", "6N + attention (PaLM)"),
+             Choice("megatron", "Megatron model FLOPs (Korthikanti)")),
+    help="6N: Kaplan et al. 2020; + 12 L H Q T attention: PaLM App. B; megatron: "
+         "72 B s l h^2 (1 + s/(6h) + V/(12lh)) per iteration (Korthikanti et al. 2022).")
+
+
+def _mfu(inputs: Inputs) -> Computed:
+    arch = architecture(inputs)
+    params = inputs.opt("params") or float(total_params(arch))
+    gpu = hardware.get(inputs.text("gpu"))
+    peak = inputs.opt("peak_flops") or gpu.peak_bf16_flops
+    num_gpus = inputs.whole("num_gpus")
+    tokens_per_step = inputs.num("global_batch") * arch.seq_len
+    step_time, rate = inputs.opt("step_time"), inputs.opt("tokens_per_second")
+    notes: list[str] = []
+    if rate is None:
+        if step_time is None:
+            raise ValidationError("step_time", "give the step time or tokens_per_second")
+        rate = tokens_per_step / step_time
+    elif step_time is not None:
+        notes.append("Both step_time and tokens_per_second given: tokens_per_second used.")
+    method = inputs.text("flop_count")
+    model = model_flops_per_token(arch, params, method)
+    hardware_flops = model + recompute_flops_per_token(arch, inputs.text("recompute"))
+    achieved = model * rate / num_gpus
+    mfu = achieved / peak
+    hfu = hardware_flops * rate / num_gpus / peak
+    warnings = []
+    if hfu > 1:
+        warnings.append(f"HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than the "
+                        "GPUs' peak; check the step time, batch or GPU count.")
+    if method != "megatron" and inputs.text("recompute") != "none":
+        notes.append("HFU adds the recomputed FLOPs from the architecture to this count.")
+    return Computed(
+        values={"model_flops_per_token": model, "hardware_flops_per_token": hardware_flops,
+                "achieved_flops_per_gpu": achieved, "mfu": mfu, "hfu": hfu,
+                "tokens_per_second": rate, "step_time": tokens_per_step / rate},
+        warnings=warnings, notes=notes,
+    )
+
+
+MFU = Calculator(
+    id="mfu",
+    title="Model and hardware FLOPs utilisation of a run",
+    summary="MFU = tokens/s x model FLOPs per token / (GPUs x peak); HFU also counts "
+            "recomputation.",
+    chapter="dense.md",
+    params=(
+        *ARCHITECTURE_PARAMS,
+        Param("params", "Parameters N (override)", "float", None, unit="param", minimum=0,
+              exclusive_minimum=True, maximum=1e16, optional=True,
+              placeholder="from the architecture",
+              help="N in 6N; blank: counted from the architecture (embeddings included)."),
+        Param("global_batch", "Global batch", "int", 1536, unit="sequence", minimum=1,
+              maximum=100_000_000, help="Sequences per optimizer step, all replicas."),
+        Param("step_time", "Step time", "float", 31.5, unit="s", minimum=1e-6,
+              maximum=1e7, optional=True,
+              help="Measured seconds per optimizer step. Default 31.5 s: what 140 TFLOP/s "
+                   "per GPU on 1,024 A100s implies for GPT-3 at batch 1,536 with full "
+                   "recomputation (Narayanan et al. 2021, Sec. 5.1, Eq. 3)."),
+        Param("tokens_per_second", "Tokens per second (instead)", "float", None,
+              unit="token/s", minimum=1e-3, maximum=1e15,
+              optional=True, help="Measured throughput; if set, the step time is ignored."),
+        Param("num_gpus", "GPUs", "int", 1024, unit="GPU", minimum=1, maximum=10_000_000,
+              help="Accelerators in the run."),
+        Param("gpu", "GPU", "choice", "a100_80gb_sxm", choices=hardware.accelerator_choices(),
+              help="Dense BF16 peak from the datasheet."),
+        Param("peak_flops", "Peak FLOP/s override", "float", None, unit="FLOP/s", minimum=1e9,
+              maximum=1e17, optional=True,
+              placeholder="from the GPU", help="E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
+        FLOP_COUNT_PARAM,
+        Param("recompute", RECOMPUTE_PARAM.label, "choice", "full",
+              choices=RECOMPUTE_PARAM.choices, help=RECOMPUTE_PARAM.help),
+    ),
+    outputs=(
+        Output("model_flops_per_token", "Model FLOPs per token", "FLOP", "sci"),
+        Output("hardware_flops_per_token", "Hardware FLOPs per token", "FLOP", "sci"),
+        Output("achieved_flops_per_gpu", "Achieved model FLOP/s per GPU", "FLOP/s"),
+        Output("mfu", "MFU", "1", "percent"),
+        Output("hfu", "HFU", "1", "percent"),
+        Output("tokens_per_second", "Tokens per second", "token/s", "count"),
+        Output("step_time", "Step time", "s", "fixed"),
+    ),
+    function=_mfu,
+    sources=(
+        "Chowdhery et al. 2022, PaLM, Sec. 4.1, Table 3 and App. B",
+        "Korthikanti et al. 2022, Reducing Activation Recomputation, Sec. 6",
+        "Narayanan et al. 2021, Megatron-LM (SC21), Eq. 3 and Sec. 5.1",
+        "Kaplan et al. 2020, Scaling Laws, Sec. 2.1",
+    ),
+)

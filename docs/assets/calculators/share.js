@@ -1,0 +1,164 @@
+// Links that carry a calculator's inputs, copying results (Markdown, JSON, command
+// line), and comparing against a pinned baseline. Links are untrusted input: the
+// query is parsed by hand (no "+"-as-space surprises), sizes are capped, and every
+// value is validated by the calculators themselves before it reaches a field.
+
+import { ask } from "./runtime.js";
+import { exampleInputs, readInputs, showNotices, writeInputs } from "./dom.js";
+
+const MAX_QUERY = 16000;
+// Query keys that belong to the theme (search highlighting), not to calculators.
+const THEME_KEYS = new Set(["q", "h"]);
+
+/** The keys a widget answers to: its id, and its calculator's id if it is the first. */
+export function keysFor(widget) {
+  const first = document.querySelector(`[data-calc="${CSS.escape(widget.dataset.calc)}"]`);
+  return first === widget ? [widget.id, widget.dataset.calc] : [widget.id];
+}
+
+function linkKey(widget) {
+  const keys = keysFor(widget);
+  return keys[keys.length - 1];
+}
+
+function parseQuery() {
+  const entries = new Map();
+  const notices = [];
+  const query = location.search.slice(1);
+  if (query.length > MAX_QUERY) {
+    notices.push(`The link's query is longer than ${MAX_QUERY} characters and was ignored.`);
+    return { entries, notices };
+  }
+  for (const part of query.split("&")) {
+    if (!part) continue;
+    const eq = part.indexOf("=");
+    let key;
+    try {
+      key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
+    } catch {
+      notices.push("Ignored a malformed part of the link.");
+      continue;
+    }
+    if (!entries.has(key)) entries.set(key, []);
+    entries.get(key).push(eq < 0 ? "" : part.slice(eq + 1));
+  }
+  return { entries, notices };
+}
+
+/** Restore inputs (and baselines) from the address; calls back per restored widget. */
+export async function restoreFromLink(widgets, onRestored) {
+  const { entries, notices } = parseQuery();
+  if (!entries.size && !notices.length) return;
+  const used = new Set();
+  const jobs = [];
+  for (const widget of widgets) {
+    for (const suffix of [".base", ""]) {
+      const key = keysFor(widget).find((k) => entries.has(k + suffix));
+      if (key === undefined) continue;
+      used.add(key + suffix);
+      const values = entries.get(key + suffix);
+      const local = values.length > 1 ? [`Ignored a repeated ${key + suffix} in the link (the first is used).`] : [];
+      jobs.push({ widget, baseline: suffix === ".base", state: values[0], local });
+    }
+  }
+  for (const key of entries.keys()) {
+    if (!used.has(key) && !THEME_KEYS.has(key)) {
+      notices.push(`Ignored "${key.slice(0, 40)}" in the link: no calculator on this page is called so.`);
+    }
+  }
+  if (notices.length && widgets.length) showNotices(widgets[0], notices);
+  for (const job of jobs) {
+    const answer = await ask("decode", { calc: job.widget.dataset.calc, state: job.state.slice(0, MAX_QUERY) });
+    const found = answer.ok ? answer : { inputs: {}, notices: [answer.error.message] };
+    showNotices(job.widget, [...job.local, ...found.notices]);
+    const inputs = { ...exampleInputs(job.widget), ...found.inputs };
+    if (job.baseline) {
+      onRestored(job.widget, { baseline: inputs });
+    } else {
+      writeInputs(job.widget, inputs);
+      onRestored(job.widget, {});
+    }
+  }
+}
+
+async function copyText(widget, text, what) {
+  const status = widget.querySelector("[data-copy-status]");
+  const box = widget.querySelector("[data-copy-box]");
+  try {
+    await navigator.clipboard.writeText(text);
+    if (status) status.textContent = `${what} copied.`;
+    if (box) box.hidden = true;
+  } catch {
+    // No clipboard permission: show the text, selected, for a manual copy.
+    if (status) status.textContent = `Copy the ${what.toLowerCase()} below.`;
+    if (box) {
+      box.hidden = false;
+      box.value = text;
+      box.select();
+    }
+  }
+  widget.dataset.copied = text;
+}
+
+/** The link for a widget's current inputs (and baseline, when one is pinned). */
+export async function linkFor(widget, baseline) {
+  const calc = widget.dataset.calc;
+  const key = encodeURIComponent(linkKey(widget));
+  const parts = [];
+  const current = await ask("encode", { calc, inputs: readInputs(widget) });
+  if (current.ok && current.state) parts.push(`${key}=${current.state}`);
+  if (baseline) {
+    const base = await ask("encode", { calc, inputs: baseline });
+    if (base.ok) parts.push(`${key}.base=${base.state}`);
+  }
+  const query = parts.length ? `?${parts.join("&")}` : "";
+  return `${location.origin}${location.pathname}${query}#${widget.id}`;
+}
+
+export async function runAction(widget, action, baseline) {
+  const calc = widget.dataset.calc;
+  const inputs = readInputs(widget);
+  if (action === "copy-link") {
+    const url = await linkFor(widget, baseline);
+    history.replaceState(history.state, "", url);
+    await copyText(widget, url, "Link");
+  } else if (["markdown", "json", "command"].includes(action)) {
+    const answer = await ask("export", { calc, inputs, format: action });
+    const names = { markdown: "Markdown table", json: "JSON", command: "Command line" };
+    if (answer.ok) await copyText(widget, answer.text, names[action]);
+    else widget.querySelector("[data-copy-status]").textContent = answer.error.message;
+  }
+}
+
+/** Render the baseline-vs-current table (or hide it when there is no baseline). */
+export async function renderComparison(widget, baseline) {
+  const box = widget.querySelector("[data-compare]");
+  if (!box) return;
+  if (!baseline) {
+    box.replaceChildren();
+    box.hidden = true;
+    return;
+  }
+  const answer = await ask("compare", { calc: widget.dataset.calc, base: baseline, inputs: readInputs(widget) });
+  if (!answer.ok) return;
+  const table = document.createElement("table");
+  table.className = "bm-table";
+  const caption = document.createElement("caption");
+  caption.textContent = "Pinned baseline against the current inputs";
+  table.append(caption);
+  const head = table.createTHead().insertRow();
+  for (const title of ["Output", "Baseline", "Current", "Change", "Change %"]) {
+    const th = document.createElement("th");
+    th.scope = "col";
+    th.textContent = title;
+    head.append(th);
+  }
+  const body = table.createTBody();
+  for (const row of answer.rows) {
+    const tr = body.insertRow();
+    tr.dataset.compare = row.name;
+    for (const key of ["label", "base", "current", "delta", "percent"]) tr.insertCell().textContent = row[key];
+  }
+  box.replaceChildren(table);
+  box.hidden = false;
+}

@@ -1,0 +1,148 @@
+"""parallel_plan: valid layouts only, one implementation of each cost, speed, bad inputs."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+import calculators
+from calculators import comm
+from calculators.memory import Strategy, memory_per_gpu, state_bytes
+from calculators.model import Architecture
+from calculators.parallel import Cluster, Layout, evaluate, search
+
+GPT3 = Architecture(layers=96, hidden=12288, heads=96, kv_heads=96, head_dim=128,
+                    ffn_hidden=4 * 12288, vocab=51200, seq_len=2048)
+LLAMA3_405B = {"layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
+               "ffn_hidden": 53248, "vocab": 128256, "seq_len": 8192, "gated_mlp": True,
+               "biases": False, "position_embedding": "rotary", "tied_embeddings": False}
+ADAM = state_bytes("bf16_mixed", "adamw")
+
+
+def a100_cluster(num_gpus: int) -> Cluster:
+    return Cluster(num_gpus=num_gpus, gpus_per_node=8, peak_flops=312e12,
+                   compute_efficiency=0.6, intra_bandwidth=240e9, inter_bandwidth=20e9,
+                   latency=5e-6, memory_bytes=80e9)
+
+
+@settings(max_examples=20, deadline=None)
+@given(exponent=st.integers(3, 12), batch=st.sampled_from([512, 1024, 1536, 2048]))
+def test_every_layout_multiplies_to_num_gpus_and_is_valid(exponent: int, batch: int) -> None:
+    n = 2**exponent
+    layouts = search(GPT3, a100_cluster(n), ADAM, batch)
+    assert layouts
+    for lay in layouts:
+        assert lay.tp * lay.pp * lay.dp == n
+        assert GPT3.heads % lay.tp == 0
+        assert lay.pp <= GPT3.layers
+        assert batch % (lay.dp * lay.micro_batch) == 0
+        assert lay.zero_stage <= 1 or lay.pp == 1
+    times = [lay.step_s for lay in layouts]
+    assert times == sorted(times)
+
+
+def test_memory_comes_from_memory_py() -> None:
+    # The planner's memory for a layout is memory_per_gpu's, with 1F1B's min(p, m)
+    # micro-batches in flight and sequence parallelism on whenever tp > 1.
+    lay = evaluate(GPT3, a100_cluster(1024), ADAM, 1536, tp=8, pp=16, dp=8, micro_batch=1,
+                   recompute="selective", zero_stage=1)
+    direct = memory_per_gpu(GPT3, Strategy(tp=8, pp=16, dp=8, zero_stage=1, micro_batch=1,
+                                           sequence_parallel=True, recompute="selective"),
+                            ADAM)
+    assert lay.memory_bytes == pytest.approx(direct.total)
+    calc = calculators.compute("model_memory", tp=8, pp=16, dp=8, zero_stage=1,
+                               sequence_parallel=True, recompute="selective")
+    assert lay.memory_bytes == pytest.approx(calc.value("total_bytes"))
+
+
+def test_tp_time_comes_from_comm_py() -> None:
+    # Megatron TP: 4 allreduces of b s h 16-bit values per layer per micro-batch
+    # (Shoeybi et al. 2019, Sec. 3), ring inside the node (comm.flat_cost).
+    cluster = a100_cluster(1024)
+    lay = evaluate(GPT3, cluster, ADAM, 1536, tp=8, pp=16, dp=8, micro_batch=1,
+                   recompute="none", zero_stage=1)
+    one = comm.flat_cost("allreduce", "ring", 2048 * 12288 * 2, 8, 240e9, 5e-6).time_s
+    assert lay.tp_s == pytest.approx(lay.micro_batches * 4 * (96 // 16) * one)
+    assert not lay.tp_inter
+    assert lay.pp_inter
+
+
+def test_bubble_is_narayanan_sec_2_2_1() -> None:
+    # (p - 1) / m: p = 16 stages, m = 1536 / (8 x 1) = 192 micro-batches.
+    result = calculators.compute("parallel_plan", tp=8, pp=16, dp=8, micro_batch=1)
+    assert result.value("bubble_fraction") == pytest.approx(15 / 192)
+    assert result.value("tp") == 8
+    assert result.value("pp") == 16
+
+
+def test_tp_across_nodes_is_flagged_and_slower() -> None:
+    cluster = a100_cluster(1024)
+    inside = evaluate(GPT3, cluster, ADAM, 1536, tp=8, pp=8, dp=16, micro_batch=1,
+                      recompute="selective", zero_stage=1)
+    across = evaluate(GPT3, cluster, ADAM, 1536, tp=16, pp=4, dp=16, micro_batch=1,
+                      recompute="selective", zero_stage=1)
+    assert across.tp_inter
+    assert not inside.tp_inter
+    # Per allreduce (4 per layer, 96/pp layers per stage, m micro-batches): even the
+    # two-level algorithm, which sends 1/8 of the data over each GPU's own NIC, is
+    # slower than the ring inside the node.
+    def per_op(lay: Layout) -> float:
+        return lay.tp_s / (lay.micro_batches * 4 * (96 // lay.pp))
+
+    assert per_op(across) > 1.5 * per_op(inside)
+
+
+def test_default_plan_explains_winner_and_runners_up() -> None:
+    result = calculators.compute("parallel_plan")
+    assert result.value("layouts_fitting") > 0
+    assert result.value("memory_per_gpu_bytes") <= 80e9
+    assert result.computed.table is not None
+    assert result.computed.chart is not None
+    assert result.computed.notes[0].startswith("Best:")
+    assert any("slower" in note for note in result.computed.notes)
+    steps = [float(row[-1].split()[0]) for row in result.computed.table.rows]
+    assert steps == sorted(steps)
+    mfu = result.value("mfu")
+    assert isinstance(mfu, float)
+    assert 0 < mfu < 0.6  # can never beat the assumed compute efficiency
+
+
+def test_nothing_fits_warns_instead_of_failing() -> None:
+    result = calculators.compute("parallel_plan", num_gpus=8, global_batch=8)
+    assert result.value("tp") is None
+    assert result.computed.warnings
+
+
+def test_4096_gpu_search_is_fast() -> None:
+    # Natively well under 100 ms so that Pyodide (3-5x slower) stays well under 1 s.
+    calculators.compute("parallel_plan", **LLAMA3_405B, num_gpus=4096, gpu="h100_sxm",
+                        global_batch=2048)
+    best = 1e9
+    for _ in range(3):
+        start = time.perf_counter()
+        calculators.compute("parallel_plan", num_gpus=4096, global_batch=4096)
+        best = min(best, time.perf_counter() - start)
+    assert best < 0.2
+
+
+@pytest.mark.parametrize(
+    ("inputs", "name"),
+    [
+        ({"tp": 8, "pp": 8, "dp": 8}, "dp"),
+        ({"tp": 5}, "tp"), ({"tp": 5, "num_gpus": 40}, "tp"),
+        ({"pp": 128, "num_gpus": 1024}, "pp"), ({"pp": 3}, "pp"),
+        ({"num_gpus": 12}, "num_gpus"), ({"num_gpus": 0}, "num_gpus"),
+        ({"global_batch": 7, "tp": 8, "pp": 16}, "global_batch"),
+        ({"comm_efficiency": 0}, "comm_efficiency"), ({"compute_efficiency": 1.5},
+                                                      "compute_efficiency"),
+        ({"gpus_per_node": 0}, "gpus_per_node"), ({"top": 0}, "top"),
+        ({"inter_node_bandwidth": "fast"}, "inter_node_bandwidth"),
+    ],
+)
+def test_bad_inputs_name_the_input(inputs: dict[str, object], name: str) -> None:
+    with pytest.raises(calculators.ValidationError) as caught:
+        calculators.compute("parallel_plan", **inputs)
+    assert caught.value.input_name == name
