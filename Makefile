@@ -10,7 +10,8 @@ export NO_MKDOCS_2_WARNING := 1
 export PIP_DISABLE_PIP_VERSION_CHECK := 1
 
 PYTHON ?= python3
-PY312 ?= $(shell command -v python3.12 2>/dev/null || ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null | tail -n 1)
+# The first Python 3.12 that really runs (a pyenv shim may exist without the version).
+PY312 ?= $(shell for c in $$(ls -d $$HOME/.pyenv/versions/3.12*/bin/python3.12 2>/dev/null) $$(command -v python3.12 2>/dev/null); do "$$c" -c 'import sys; assert sys.version_info[:2] == (3, 12)' 2>/dev/null && { echo "$$c"; break; }; done)
 VENV := .venv
 TOOLS_VENV := .venv-pyodide
 BIN := $(VENV)/bin
@@ -48,13 +49,16 @@ setup: $(BIN)/mkdocs $(TOOLS_VENV)/bin/pyodide node_modules/pyodide/pyodide.mjs
 
 # Debian's chromium for the e2e tests and the benchmark; installed only where missing
 # and only when we may (root). Otherwise the e2e tier is skipped and says so.
+BROWSER_PACKAGES := chromium fonts-dejavu-core fonts-wqy-zenhei
+
 browser:
-	@if command -v chromium >/dev/null 2>&1; then :; \
+	@missing=""; for p in $(BROWSER_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || missing="$$missing $$p"; done; \
+	if [ -z "$$missing" ]; then :; \
 	elif [ "$$(id -u)" = "0" ] && command -v apt-get >/dev/null 2>&1; then \
-	  echo "Installing Debian's chromium for the browser tests..."; \
-	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq chromium fonts-dejavu-core >/dev/null \
-	    || echo "WARNING: could not install chromium: the e2e tests will be skipped."; \
-	else echo "WARNING: chromium is missing and cannot be installed here (needs root + apt-get): the e2e tests will be skipped."; fi
+	  echo "Installing Debian packages for the browser tests:$$missing"; \
+	  apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null \
+	    || echo "WARNING: could not install$$missing: browser tests may be skipped or screenshots lack CJK glyphs."; \
+	else echo "WARNING: missing$$missing and cannot install here (needs root + apt-get): the e2e tests are skipped without chromium."; fi
 
 build: setup
 	$(BIN)/mkdocs build --strict

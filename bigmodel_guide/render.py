@@ -34,6 +34,7 @@ class FieldView:
     default_text: str
     field_id: str
     changed: bool  # the worked example sets this input (opens "More inputs")
+    advanced: bool  # folded under "More inputs"
 
 
 def render_widget(
@@ -51,6 +52,7 @@ def render_widget(
             default_text=field_text(param, param.default),
             field_id=f"{widget_id}-{param.name}",
             changed=param.name in overrides,
+            advanced=calc.is_advanced(param.name),
         )
         for param in calc.params
     ]

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import os
 import sys
 
 from calculators.cli import main
 
-sys.exit(main())
+try:
+    sys.exit(main())
+except BrokenPipeError:
+    # The reader piped the output into something that stopped reading (e.g. head).
+    os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+    sys.exit(0)

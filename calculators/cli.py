@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from calculators import REGISTRY, units
+from calculators import REGISTRY, presets, units
 from calculators.spec import ValidationError
 
 if TYPE_CHECKING:
@@ -57,6 +57,13 @@ def _add_calculator(
             help=" ".join(d for d in detail if d).replace("%", "%%"),
             default=argparse.SUPPRESS,
         )
+    offered = presets.presets_for(calc)
+    if offered:
+        parser.add_argument(
+            "--preset", metavar="ID", default=None,
+            help="start from a published configuration (explicit inputs override it): "
+            + ", ".join(p.id for p in offered) + ". See `bigmodel presets`.",
+        )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
 
 
@@ -67,6 +74,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     subparsers = parser.add_subparsers(dest="command", metavar="<calculator>|list")
     subparsers.add_parser("list", help="list the calculators")
+    subparsers.add_parser("presets", help="list the presets, with their sources")
     for calc in REGISTRY.values():
         _add_calculator(subparsers, calc)
     return parser
@@ -101,9 +109,20 @@ def main(argv: Sequence[str] | None = None) -> int:
         for calc in REGISTRY.values():
             print(f"{calc.id:<22} {calc.summary}")
         return 0
+    if command == "presets":
+        for preset in presets.PRESETS:
+            print(f"{preset.id:<22} {preset.label} ({preset.kind})\n{'':<22} {preset.source}")
+        return 0
     as_json = args.pop("json", False)
+    preset_id = args.pop("preset", None)
     try:
-        result = REGISTRY[command].compute(args)
+        calc = REGISTRY[command]
+        if preset_id is not None:
+            preset = presets.get(preset_id)
+            if preset not in presets.presets_for(calc):
+                raise ValidationError("preset", f"{preset_id!r} does not apply to {calc.id}")
+            args = {**presets.preset_texts(calc, preset), **args}
+        result = calc.compute(args)
     except ValidationError as err:
         print(
             f"bigmodel {command}: invalid --{err.input_name.replace('_', '-')}: {err.message}",

@@ -22,14 +22,21 @@ GB = 1e9
 def check_layout(arch: Architecture, tp: int, pp: int) -> None:
     """Cross-field rules: TP splits heads (and KV heads), PP splits layers."""
     if arch.heads % tp:
-        raise ValidationError("tp", f"tensor parallel size {tp} must divide the {arch.heads} "
-                              "attention heads (Megatron splits whole heads)")
+        raise ValidationError(
+            "tp",
+            f"tensor parallel size {tp} must divide the {arch.heads} "
+            "attention heads (Megatron splits whole heads)",
+        )
     if arch.kv_heads % tp:
-        raise ValidationError("tp", f"tensor parallel size {tp} must divide the "
-                              f"{arch.kv_heads} key/value heads")
+        raise ValidationError(
+            "tp", f"tensor parallel size {tp} must divide the {arch.kv_heads} key/value heads"
+        )
     if pp > arch.layers:
-        raise ValidationError("pp", f"pipeline size {pp} is more than the {arch.layers} "
-                              "layers: every stage needs at least one layer")
+        raise ValidationError(
+            "pp",
+            f"pipeline size {pp} is more than the {arch.layers} "
+            "layers: every stage needs at least one layer",
+        )
 
 
 def _model_memory(inputs: Inputs) -> Computed:
@@ -48,9 +55,15 @@ def _model_memory(inputs: Inputs) -> Computed:
     notes: list[str] = []
 
     def at(stage: int) -> Strategy:
-        return Strategy(tp=tp, pp=pp, dp=dp, zero_stage=stage,
-                        micro_batch=inputs.whole("micro_batch"), sequence_parallel=sp,
-                        recompute=inputs.text("recompute"))
+        return Strategy(
+            tp=tp,
+            pp=pp,
+            dp=dp,
+            zero_stage=stage,
+            micro_batch=inputs.whole("micro_batch"),
+            sequence_parallel=sp,
+            recompute=inputs.text("recompute"),
+        )
 
     breakdown = memory_per_gpu(arch, at(zero), per_param, params, scale)
     fits = breakdown.total <= capacity
@@ -58,41 +71,68 @@ def _model_memory(inputs: Inputs) -> Computed:
         warnings.append(
             f"Does not fit: {breakdown.total / GB:,.1f} GB needed against "
             f"{capacity / GB:,.1f} GB on {gpu.name}, short by "
-            f"{(breakdown.total - capacity) / GB:,.1f} GB.")
+            f"{(breakdown.total - capacity) / GB:,.1f} GB."
+        )
     dp_min = min_dp_to_fit(breakdown, zero, dp, capacity)
     min_gpus = None if dp_min is None else dp_min * tp * pp
     if dp_min is None:
-        notes.append("No data-parallel size makes this fit at this tp, pp and ZeRO stage: "
-                     "what ZeRO does not partition already exceeds the GPU's memory.")
+        notes.append(
+            "No data-parallel size makes this fit at this tp, pp and ZeRO stage: "
+            "what ZeRO does not partition already exceeds the GPU's memory."
+        )
     if zero >= 2 and pp > 1:
-        warnings.append("DeepSpeed's pipeline engine supports ZeRO stage 1 only; stages 2-3 "
-                        "with pipeline parallelism re-communicate per micro-batch.")
+        warnings.append(
+            "DeepSpeed's pipeline engine supports ZeRO stage 1 only; stages 2-3 "
+            "with pipeline parallelism re-communicate per micro-batch."
+        )
     if sp and tp == 1:
-        notes.append("Sequence parallelism needs tensor parallelism (tp > 1) to split "
-                     "anything; it has no effect at tp = 1.")
+        notes.append(
+            "Sequence parallelism needs tensor parallelism (tp > 1) to split "
+            "anything; it has no effect at tp = 1."
+        )
     if gpu.memory_note and inputs["gpu_memory"] is None:
         notes.append(gpu.memory_note)
-    notes.append("Not counted: the logits / loss buffers, communication buffers, the "
-                 "framework's workspace and fragmentation (often a few GB).")
+    notes.append(
+        "Not counted: the logits / loss buffers, communication buffers, the "
+        "framework's workspace and fragmentation (often a few GB)."
+    )
     bars = []
     for stage in range(4):
         b = memory_per_gpu(arch, at(stage), per_param, params, scale)
-        bars.append((f"ZeRO {stage}" + (" (this)" if stage == zero else ""),
-                     [("weights", b.weights / GB), ("gradients", b.gradients / GB),
-                      ("optimizer", b.optimizer / GB), ("activations", b.activations / GB)]))
+        bars.append(
+            (
+                f"ZeRO {stage}" + (" (this)" if stage == zero else ""),
+                [
+                    ("weights", b.weights / GB),
+                    ("gradients", b.gradients / GB),
+                    ("optimizer", b.optimizer / GB),
+                    ("activations", b.activations / GB),
+                ],
+            )
+        )
     chart = charts.stacked_bar_chart(
-        f"Memory per GPU at tp={tp}, pp={pp}, dp={dp}, by ZeRO stage", bars,
-        "GB per GPU", limit=capacity / GB, limit_label=f"{gpu.name}: {capacity / GB:g} GB",
-        legend_right=True)
+        f"Memory per GPU at tp={tp}, pp={pp}, dp={dp}, by ZeRO stage",
+        bars,
+        "GB per GPU",
+        limit=capacity / GB,
+        limit_label=f"{gpu.name}: {capacity / GB:g} GB",
+        legend_right=True,
+    )
     return Computed(
         values={
-            "weights_bytes": breakdown.weights, "gradients_bytes": breakdown.gradients,
-            "optimizer_bytes": breakdown.optimizer, "activations_bytes": breakdown.activations,
-            "total_bytes": breakdown.total, "gpu_memory_bytes": capacity, "fits": fits,
+            "weights_bytes": breakdown.weights,
+            "gradients_bytes": breakdown.gradients,
+            "optimizer_bytes": breakdown.optimizer,
+            "activations_bytes": breakdown.activations,
+            "total_bytes": breakdown.total,
+            "gpu_memory_bytes": capacity,
+            "fits": fits,
             "min_gpus": None if min_gpus is None else float(min_gpus),
             "bytes_per_param": per_param.total,
         },
-        warnings=warnings, notes=notes, chart=chart,
+        warnings=warnings,
+        notes=notes,
+        chart=chart,
     )
 
 
@@ -102,39 +142,102 @@ def _int(name: str, label: str, default: int, maximum: int, help_text: str) -> P
 
 MODEL_MEMORY = Calculator(
     id="model_memory",
+    advanced=(
+        "kv_heads",
+        "head_dim",
+        "ffn_hidden",
+        "gated_mlp",
+        "biases",
+        "position_embedding",
+        "tied_embeddings",
+        "params",
+        "gpu_memory",
+    ),
     title="Training memory per GPU",
     summary="Weights, gradients, optimizer states and activations per GPU, under "
-            "TP x PP x DP, ZeRO, sequence parallelism and recomputation.",
+    "TP x PP x DP, ZeRO, sequence parallelism and recomputation.",
     chapter="dense.md",
     params=(
         *ARCHITECTURE_PARAMS,
-        Param("params", "Parameters (override)", "float", None, unit="param", minimum=0,
-              exclusive_minimum=True, maximum=1e16, optional=True,
-              placeholder="from the architecture",
-              help="Blank: counted from the architecture. Set to size model states for a "
-                   "given N (spread evenly over tp x pp); activations still use the "
-                   "architecture."),
-        _int("micro_batch", "Micro-batch size b", 1, 100_000,
-             "Sequences per GPU per forward/backward pass."),
+        Param(
+            "params",
+            "Parameters (override)",
+            "float",
+            None,
+            unit="param",
+            minimum=0,
+            exclusive_minimum=True,
+            maximum=1e16,
+            optional=True,
+            placeholder="from the architecture",
+            help="Blank: counted from the architecture. Set to size model states for a "
+            "given N (spread evenly over tp x pp); activations still use the "
+            "architecture.",
+        ),
+        _int(
+            "micro_batch",
+            "Micro-batch size b",
+            1,
+            100_000,
+            "Sequences per GPU per forward/backward pass.",
+        ),
         PRECISION_PARAM,
         OPTIMIZER_PARAM,
-        Param("zero_stage", "ZeRO stage", "int", 0, minimum=0, maximum=3,
-              help="0: replicated; 1: optimizer states, 2: + gradients, 3: + weights "
-                   "partitioned over the dp ranks (Rajbhandari et al. 2020, Sec. 5)."),
+        Param(
+            "zero_stage",
+            "ZeRO stage",
+            "int",
+            0,
+            minimum=0,
+            maximum=3,
+            help="0: replicated; 1: optimizer states, 2: + gradients, 3: + weights "
+            "partitioned over the dp ranks (Rajbhandari et al. 2020, Sec. 5).",
+        ),
         _int("dp", "Data-parallel size", 1, 10_000_000, "Model replicas (ZeRO divides by it)."),
-        _int("tp", "Tensor-parallel size", 1, 100_000,
-             "GPUs splitting each layer's matrices; must divide the heads."),
-        _int("pp", "Pipeline-parallel size", 1, 100_000,
-             "Pipeline stages; at most the number of layers."),
-        Param("sequence_parallel", "Sequence parallelism", "bool", False,
-              help="Split the norms' and dropouts' activations along the sequence over the "
-                   "tp ranks (Korthikanti et al. 2022, Sec. 4.2.2)."),
+        _int(
+            "tp",
+            "Tensor-parallel size",
+            1,
+            100_000,
+            "GPUs splitting each layer's matrices; must divide the heads.",
+        ),
+        _int(
+            "pp",
+            "Pipeline-parallel size",
+            1,
+            100_000,
+            "Pipeline stages; at most the number of layers.",
+        ),
+        Param(
+            "sequence_parallel",
+            "Sequence parallelism",
+            "bool",
+            False,
+            help="Split the norms' and dropouts' activations along the sequence over the "
+            "tp ranks (Korthikanti et al. 2022, Sec. 4.2.2).",
+        ),
         RECOMPUTE_PARAM,
-        Param("gpu", "GPU", "choice", "a100_80gb_sxm", choices=hardware.accelerator_choices(),
-              help="Memory capacity from the datasheet (decimal GB)."),
-        Param("gpu_memory", "GPU memory override", "float", None, unit="B", minimum=0,
-              exclusive_minimum=True, maximum=1e14, optional=True,
-              placeholder="from the GPU", help="E.g. 80 GiB, or what your framework leaves."),
+        Param(
+            "gpu",
+            "GPU",
+            "choice",
+            "a100_80gb_sxm",
+            choices=hardware.accelerator_choices(),
+            help="Memory capacity from the datasheet (decimal GB).",
+        ),
+        Param(
+            "gpu_memory",
+            "GPU memory override",
+            "float",
+            None,
+            unit="B",
+            minimum=0,
+            exclusive_minimum=True,
+            maximum=1e14,
+            optional=True,
+            placeholder="from the GPU",
+            help="E.g. 80 GiB, or what your framework leaves.",
+        ),
     ),
     outputs=(
         Output("weights_bytes", "Weights", "B"),

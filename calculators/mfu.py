@@ -59,19 +59,28 @@ def recompute_flops_per_token(arch: Architecture, recompute: str) -> float:
     counted twice.
     """
     if recompute == "full":
-        return (2.0 * arch.layers * matmul_params_per_layer(arch)
-                + attention_score_flops_per_token(arch) / 3.0)
+        return (
+            2.0 * arch.layers * matmul_params_per_layer(arch)
+            + attention_score_flops_per_token(arch) / 3.0
+        )
     if recompute == "selective":
         return attention_score_flops_per_token(arch)
     return 0.0
 
 
 FLOP_COUNT_PARAM = Param(
-    "flop_count", "FLOP count", "choice", "megatron",
-    choices=(Choice("6N", "6N (Kaplan)"), Choice("6N+attention", "6N + attention (PaLM)"),
-             Choice("megatron", "Megatron model FLOPs (Korthikanti)")),
+    "flop_count",
+    "FLOP count",
+    "choice",
+    "megatron",
+    choices=(
+        Choice("6N", "6N (Kaplan)"),
+        Choice("6N+attention", "6N + attention (PaLM)"),
+        Choice("megatron", "Megatron model FLOPs (Korthikanti)"),
+    ),
     help="6N: Kaplan et al. 2020; + 12 L H Q T attention: PaLM App. B; megatron: "
-         "72 B s l h^2 (1 + s/(6h) + V/(12lh)) per iteration (Korthikanti et al. 2022).")
+    "72 B s l h^2 (1 + s/(6h) + V/(12lh)) per iteration (Korthikanti et al. 2022).",
+)
 
 
 def _mfu(inputs: Inputs) -> Computed:
@@ -97,50 +106,133 @@ def _mfu(inputs: Inputs) -> Computed:
     hfu = hardware_flops * rate / num_gpus / peak
     warnings = []
     if hfu > 1:
-        warnings.append(f"HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than the "
-                        "GPUs' peak; check the step time, batch or GPU count.")
+        warnings.append(
+            f"HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than the "
+            "GPUs' peak; check the step time, batch or GPU count."
+        )
     if method != "megatron" and inputs.text("recompute") != "none":
         notes.append("HFU adds the recomputed FLOPs from the architecture to this count.")
     return Computed(
-        values={"model_flops_per_token": model, "hardware_flops_per_token": hardware_flops,
-                "achieved_flops_per_gpu": achieved, "mfu": mfu, "hfu": hfu,
-                "tokens_per_second": rate, "step_time": tokens_per_step / rate},
-        warnings=warnings, notes=notes,
+        values={
+            "model_flops_per_token": model,
+            "hardware_flops_per_token": hardware_flops,
+            "achieved_flops_per_gpu": achieved,
+            "mfu": mfu,
+            "hfu": hfu,
+            "tokens_per_second": rate,
+            "step_time": tokens_per_step / rate,
+        },
+        warnings=warnings,
+        notes=notes,
     )
 
 
 MFU = Calculator(
     id="mfu",
+    advanced=(
+        "kv_heads",
+        "head_dim",
+        "ffn_hidden",
+        "gated_mlp",
+        "biases",
+        "position_embedding",
+        "tied_embeddings",
+        "params",
+        "tokens_per_second",
+        "peak_flops",
+    ),
     title="Model and hardware FLOPs utilisation of a run",
     summary="MFU = tokens/s x model FLOPs per token / (GPUs x peak); HFU also counts "
-            "recomputation.",
+    "recomputation.",
     chapter="dense.md",
     params=(
         *ARCHITECTURE_PARAMS,
-        Param("params", "Parameters N (override)", "float", None, unit="param", minimum=0,
-              exclusive_minimum=True, maximum=1e16, optional=True,
-              placeholder="from the architecture",
-              help="N in 6N; blank: counted from the architecture (embeddings included)."),
-        Param("global_batch", "Global batch", "int", 1536, unit="sequence", minimum=1,
-              maximum=100_000_000, help="Sequences per optimizer step, all replicas."),
-        Param("step_time", "Step time", "float", 31.5, unit="s", minimum=1e-6,
-              maximum=1e7, optional=True,
-              help="Measured seconds per optimizer step. Default 31.5 s: what 140 TFLOP/s "
-                   "per GPU on 1,024 A100s implies for GPT-3 at batch 1,536 with full "
-                   "recomputation (Narayanan et al. 2021, Sec. 5.1, Eq. 3)."),
-        Param("tokens_per_second", "Tokens per second (instead)", "float", None,
-              unit="token/s", minimum=1e-3, maximum=1e15,
-              optional=True, help="Measured throughput; if set, the step time is ignored."),
-        Param("num_gpus", "GPUs", "int", 1024, unit="GPU", minimum=1, maximum=10_000_000,
-              help="Accelerators in the run."),
-        Param("gpu", "GPU", "choice", "a100_80gb_sxm", choices=hardware.accelerator_choices(),
-              help="Dense BF16 peak from the datasheet."),
-        Param("peak_flops", "Peak FLOP/s override", "float", None, unit="FLOP/s", minimum=1e9,
-              maximum=1e17, optional=True,
-              placeholder="from the GPU", help="E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
+        Param(
+            "params",
+            "Parameters N (override)",
+            "float",
+            None,
+            unit="param",
+            minimum=0,
+            exclusive_minimum=True,
+            maximum=1e16,
+            optional=True,
+            placeholder="from the architecture",
+            help="N in 6N; blank: counted from the architecture (embeddings included).",
+        ),
+        Param(
+            "global_batch",
+            "Global batch",
+            "int",
+            1536,
+            unit="sequence",
+            minimum=1,
+            maximum=100_000_000,
+            help="Sequences per optimizer step, all replicas.",
+        ),
+        Param(
+            "step_time",
+            "Step time",
+            "float",
+            31.5,
+            unit="s",
+            minimum=1e-6,
+            maximum=1e7,
+            optional=True,
+            help="Measured seconds per optimizer step. Default 31.5 s: what 140 TFLOP/s "
+            "per GPU on 1,024 A100s implies for GPT-3 at batch 1,536 with full "
+            "recomputation (Narayanan et al. 2021, Sec. 5.1, Eq. 3).",
+        ),
+        Param(
+            "tokens_per_second",
+            "Tokens per second (instead)",
+            "float",
+            None,
+            unit="token/s",
+            minimum=1e-3,
+            maximum=1e15,
+            optional=True,
+            help="Measured throughput; if set, the step time is ignored.",
+        ),
+        Param(
+            "num_gpus",
+            "GPUs",
+            "int",
+            1024,
+            unit="GPU",
+            minimum=1,
+            maximum=10_000_000,
+            help="Accelerators in the run.",
+        ),
+        Param(
+            "gpu",
+            "GPU",
+            "choice",
+            "a100_80gb_sxm",
+            choices=hardware.accelerator_choices(),
+            help="Dense BF16 peak from the datasheet.",
+        ),
+        Param(
+            "peak_flops",
+            "Peak FLOP/s override",
+            "float",
+            None,
+            unit="FLOP/s",
+            minimum=1e9,
+            maximum=1e17,
+            optional=True,
+            placeholder="from the GPU",
+            help="E.g. 275 TFLOP/s for TPU v4 (PaLM).",
+        ),
         FLOP_COUNT_PARAM,
-        Param("recompute", RECOMPUTE_PARAM.label, "choice", "full",
-              choices=RECOMPUTE_PARAM.choices, help=RECOMPUTE_PARAM.help),
+        Param(
+            "recompute",
+            RECOMPUTE_PARAM.label,
+            "choice",
+            "full",
+            choices=RECOMPUTE_PARAM.choices,
+            help=RECOMPUTE_PARAM.help,
+        ),
     ),
     outputs=(
         Output("model_flops_per_token", "Model FLOPs per token", "FLOP", "sci"),

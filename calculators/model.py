@@ -53,9 +53,15 @@ class Architecture:
     def is_standard_gpt(self) -> bool:
         """The shape Megatron's Eq. 2 assumes: MHA, 4h MLP with GELU, biases, tied,
         learned positions, head_dim = h / heads."""
-        return (self.kv_heads == self.heads and self.attention_width == self.hidden
-                and self.ffn_hidden == 4 * self.hidden and not self.gated_mlp
-                and self.biases and self.learned_positions and self.tied_embeddings)
+        return (
+            self.kv_heads == self.heads
+            and self.attention_width == self.hidden
+            and self.ffn_hidden == 4 * self.hidden
+            and not self.gated_mlp
+            and self.biases
+            and self.learned_positions
+            and self.tied_embeddings
+        )
 
 
 def attention_params(arch: Architecture) -> int:
@@ -113,38 +119,117 @@ def matmul_params_per_layer(arch: Architecture) -> int:
 # --- the shared inputs --------------------------------------------------------------
 
 ARCHITECTURE_PARAMS: tuple[Param, ...] = (
-    Param("layers", "Layers l", "int", 96, minimum=1, maximum=10_000,
-          help="Transformer blocks. GPT-3 175B: 96 (Brown et al. 2020, Table 2.1)."),
-    Param("hidden", "Hidden size h", "int", 12288, minimum=1, maximum=1_000_000,
-          help="Model width d_model. GPT-3 175B: 12,288."),
-    Param("heads", "Attention heads a", "int", 96, minimum=1, maximum=10_000,
-          help="Query heads. GPT-3 175B: 96. Tensor parallelism must divide it."),
-    Param("kv_heads", "Key/value heads", "int", None, minimum=1, maximum=10_000,
-          optional=True, placeholder="= heads",
-          help="Blank: multi-head attention (= heads). Fewer for grouped-query attention "
-               "(Llama 3 70B: 8, Dubey et al. 2024, Table 3); 1 for multi-query (PaLM)."),
-    Param("head_dim", "Head dimension", "int", None, minimum=1, maximum=100_000,
-          optional=True, placeholder="= hidden / heads",
-          help="Blank: hidden / heads. PaLM uses 256 with 48 heads and h = 18,432."),
-    Param("ffn_hidden", "MLP hidden size f", "int", None, minimum=1, maximum=10_000_000,
-          optional=True, placeholder="= 4 x hidden",
-          help="Blank: 4h (GPT). Llama 3 70B: 28,672 with a gated MLP."),
-    Param("vocab", "Vocabulary V", "int", 51200, minimum=1, maximum=100_000_000,
-          help="51,200: GPT-2's 50,257 padded as in Megatron (Narayanan et al. 2021, "
-               "Sec. 5.1). Llama 3: 128,256."),
-    Param("seq_len", "Sequence length s", "int", 2048, unit="token", minimum=1,
-          maximum=10_000_000, help="Tokens per training sequence. GPT-3: 2,048."),
-    Param("gated_mlp", "Gated MLP (SwiGLU)", "bool", False,
-          help="Three MLP matrices instead of two (Shazeer 2020; Llama, PaLM)."),
-    Param("biases", "Biases and LayerNorm shifts", "bool", True,
-          help="On: GPT-style linear biases and LayerNorm. Off: no biases, RMSNorm "
-               "(Llama)."),
-    Param("position_embedding", "Position embedding", "choice", "learned",
-          choices=(Choice("learned", "learned (GPT)"), Choice("rotary", "rotary (RoPE)")),
-          help="Learned absolute positions add s x h parameters; rotary adds none."),
-    Param("tied_embeddings", "Tied input/output embedding", "bool", True,
-          help="On: the output layer reuses the token embedding (GPT-3, Megatron). "
-               "Off: a separate V x h output matrix (Llama)."),
+    Param(
+        "layers",
+        "Layers l",
+        "int",
+        96,
+        minimum=1,
+        maximum=10_000,
+        help="Transformer blocks. GPT-3 175B: 96 (Brown et al. 2020, Table 2.1).",
+    ),
+    Param(
+        "hidden",
+        "Hidden size h",
+        "int",
+        12288,
+        minimum=1,
+        maximum=1_000_000,
+        help="Model width d_model. GPT-3 175B: 12,288.",
+    ),
+    Param(
+        "heads",
+        "Attention heads a",
+        "int",
+        96,
+        minimum=1,
+        maximum=10_000,
+        help="Query heads. GPT-3 175B: 96. Tensor parallelism must divide it.",
+    ),
+    Param(
+        "kv_heads",
+        "Key/value heads",
+        "int",
+        None,
+        minimum=1,
+        maximum=10_000,
+        optional=True,
+        placeholder="= heads",
+        help="Blank: multi-head attention (= heads). Fewer for grouped-query attention "
+        "(Llama 3 70B: 8, Dubey et al. 2024, Table 3); 1 for multi-query (PaLM).",
+    ),
+    Param(
+        "head_dim",
+        "Head dimension",
+        "int",
+        None,
+        minimum=1,
+        maximum=100_000,
+        optional=True,
+        placeholder="= hidden / heads",
+        help="Blank: hidden / heads. PaLM uses 256 with 48 heads and h = 18,432.",
+    ),
+    Param(
+        "ffn_hidden",
+        "MLP hidden size f",
+        "int",
+        None,
+        minimum=1,
+        maximum=10_000_000,
+        optional=True,
+        placeholder="= 4 x hidden",
+        help="Blank: 4h (GPT). Llama 3 70B: 28,672 with a gated MLP.",
+    ),
+    Param(
+        "vocab",
+        "Vocabulary V",
+        "int",
+        51200,
+        minimum=1,
+        maximum=100_000_000,
+        help="51,200: GPT-2's 50,257 padded as in Megatron (Narayanan et al. 2021, "
+        "Sec. 5.1). Llama 3: 128,256.",
+    ),
+    Param(
+        "seq_len",
+        "Sequence length s",
+        "int",
+        2048,
+        unit="token",
+        minimum=1,
+        maximum=10_000_000,
+        help="Tokens per training sequence. GPT-3: 2,048.",
+    ),
+    Param(
+        "gated_mlp",
+        "Gated MLP (SwiGLU)",
+        "bool",
+        False,
+        help="Three MLP matrices instead of two (Shazeer 2020; Llama, PaLM).",
+    ),
+    Param(
+        "biases",
+        "Biases and LayerNorm shifts",
+        "bool",
+        True,
+        help="On: GPT-style linear biases and LayerNorm. Off: no biases, RMSNorm (Llama).",
+    ),
+    Param(
+        "position_embedding",
+        "Position embedding",
+        "choice",
+        "learned",
+        choices=(Choice("learned", "learned (GPT)"), Choice("rotary", "rotary (RoPE)")),
+        help="Learned absolute positions add s x h parameters; rotary adds none.",
+    ),
+    Param(
+        "tied_embeddings",
+        "Tied input/output embedding",
+        "bool",
+        True,
+        help="On: the output layer reuses the token embedding (GPT-3, Megatron). "
+        "Off: a separate V x h output matrix (Llama).",
+    ),
 )
 
 
@@ -154,19 +239,27 @@ def architecture(inputs: Inputs) -> Architecture:
     kv_heads = heads if inputs["kv_heads"] is None else inputs.whole("kv_heads")
     if inputs["head_dim"] is None:
         if hidden % heads:
-            raise ValidationError("heads", f"{heads} heads do not divide hidden size {hidden};"
-                                  " set head_dim")
+            raise ValidationError(
+                "heads", f"{heads} heads do not divide hidden size {hidden}; set head_dim"
+            )
         head_dim = hidden // heads
     else:
         head_dim = inputs.whole("head_dim")
     if kv_heads > heads or heads % kv_heads:
-        raise ValidationError("kv_heads", f"{kv_heads} key/value heads must divide the "
-                              f"{heads} query heads")
+        raise ValidationError(
+            "kv_heads", f"{kv_heads} key/value heads must divide the {heads} query heads"
+        )
     ffn = 4 * hidden if inputs["ffn_hidden"] is None else inputs.whole("ffn_hidden")
     return Architecture(
-        layers=inputs.whole("layers"), hidden=hidden, heads=heads, kv_heads=kv_heads,
-        head_dim=head_dim, ffn_hidden=ffn, vocab=inputs.whole("vocab"),
-        seq_len=inputs.whole("seq_len"), gated_mlp=inputs.flag("gated_mlp"),
+        layers=inputs.whole("layers"),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        ffn_hidden=ffn,
+        vocab=inputs.whole("vocab"),
+        seq_len=inputs.whole("seq_len"),
+        gated_mlp=inputs.flag("gated_mlp"),
         biases=inputs.flag("biases"),
         learned_positions=inputs.text("position_embedding") == "learned",
         tied_embeddings=inputs.flag("tied_embeddings"),
@@ -186,27 +279,46 @@ def _model_params(inputs: Inputs) -> Computed:
         ("Position embedding", arch.seq_len * arch.hidden if arch.learned_positions else 0),
         ("Output layer (untied)", 0 if arch.tied_embeddings else arch.vocab * arch.hidden),
     ]
-    table = Table(("Component", "Parameters", "Share"),
-                  tuple((name, f"{n:,}", f"{n / total:.2%}") for name, n in rows),
-                  caption="Where the parameters are")
+    table = Table(
+        ("Component", "Parameters", "Share"),
+        tuple((name, f"{n:,}", f"{n / total:.2%}") for name, n in rows),
+        caption="Where the parameters are",
+    )
     notes = []
     if arch.is_standard_gpt:
-        notes.append(f"Standard GPT shape: Megatron's Eq. 2 gives {eq2:,.0f}; the count "
-                     f"here adds the final LayerNorm ({norm_params(arch):,}) that Eq. 2 omits.")
+        notes.append(
+            f"Standard GPT shape: Megatron's Eq. 2 gives {eq2:,.0f}; the count "
+            f"here adds the final LayerNorm ({norm_params(arch):,}) that Eq. 2 omits."
+        )
     else:
-        notes.append(f"Not the standard GPT shape, so Megatron's Eq. 2 ({eq2:.4g}) does not "
-                     "apply; the count here is built up matrix by matrix.")
+        notes.append(
+            f"Not the standard GPT shape, so Megatron's Eq. 2 ({eq2:.4g}) does not "
+            "apply; the count here is built up matrix by matrix."
+        )
     return Computed(
-        values={"params": float(total), "embedding_params": float(embedding),
-                "non_embedding_params": float(total - embedding),
-                "params_per_layer": float(layer_params(arch)),
-                "megatron_formula_params": eq2 if arch.is_standard_gpt else None},
-        notes=notes, table=table,
+        values={
+            "params": float(total),
+            "embedding_params": float(embedding),
+            "non_embedding_params": float(total - embedding),
+            "params_per_layer": float(layer_params(arch)),
+            "megatron_formula_params": eq2 if arch.is_standard_gpt else None,
+        },
+        notes=notes,
+        table=table,
     )
 
 
 MODEL_PARAMS = Calculator(
     id="model_params",
+    advanced=(
+        "kv_heads",
+        "head_dim",
+        "ffn_hidden",
+        "gated_mlp",
+        "biases",
+        "position_embedding",
+        "tied_embeddings",
+    ),
     title="Parameters from the architecture",
     summary="Count a transformer's parameters matrix by matrix; Megatron's Eq. 2 for GPT.",
     chapter="dense.md",
@@ -216,8 +328,7 @@ MODEL_PARAMS = Calculator(
         Output("embedding_params", "Embedding parameters", "param", "count"),
         Output("non_embedding_params", "Non-embedding parameters", "param", "count"),
         Output("params_per_layer", "Parameters per layer", "param", "count"),
-        Output("megatron_formula_params", "Megatron Eq. 2 (standard GPT shape)", "param",
-               "count"),
+        Output("megatron_formula_params", "Megatron Eq. 2 (standard GPT shape)", "param", "count"),
     ),
     function=_model_params,
     sources=(

@@ -137,8 +137,11 @@ def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes, global
     # TP: allreduces of the b x s x h activation, per layer on this stage.
     act = tokens_mb * arch.hidden * act_bytes
     tp_count = TP_ALLREDUCES_PER_LAYER[recompute] * math.ceil(arch.layers / pp)
-    tp_inter = tp > gpn
-    tp_one, tp_one_bytes = _collective(cluster, "allreduce", act, tp, min(tp, gpn))
+    # A TP group that does not divide the node (e.g. 6 of 8 GPUs) straddles two nodes
+    # for some groups; the slowest group sets the pace, so cost it across nodes.
+    tp_inter = tp > gpn or gpn % tp != 0
+    tp_per_node = min(tp, gpn) if gpn % tp == 0 or tp > gpn else math.gcd(tp, gpn)
+    tp_one, tp_one_bytes = _collective(cluster, "allreduce", act, tp, tp_per_node)
     # PP: the activation forward and its gradient back, 1/t of it per TP rank
     # (Narayanan et al. 2021, Sec. 4.1, scatter/gather optimisation).
     pp_inter = pp > 1 and tp * dp * pp > gpn

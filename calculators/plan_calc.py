@@ -31,16 +31,20 @@ def _name(lay: Layout) -> str:
 
 
 def _row(rank: int, lay: Layout) -> tuple[str, ...]:
-    def comm(seconds: float, sent: float, inter: bool, used: bool, exposed: float | None = None
-             ) -> str:
+    def comm(
+        seconds: float, sent: float, inter: bool, used: bool, exposed: float | None = None
+    ) -> str:
         if not used:
             return "-"
         hidden = "" if exposed is None or exposed >= seconds else f" ({exposed:.3g} s exposed)"
         return f"{seconds:.3g} s{hidden}, {sent / GB:,.3g} GB {'across' if inter else 'in node'}"
 
     return (
-        str(rank), _name(lay), f"{lay.micro_batch}, {lay.recompute}, {lay.zero_stage}",
-        f"{lay.memory_bytes / GB:,.1f} GB", f"{lay.bubble_fraction:.1%}",
+        str(rank),
+        _name(lay),
+        f"{lay.micro_batch}, {lay.recompute}, {lay.zero_stage}",
+        f"{lay.memory_bytes / GB:,.1f} GB",
+        f"{lay.bubble_fraction:.1%}",
         comm(lay.tp_s, lay.tp_bytes, lay.tp_inter, lay.tp > 1),
         comm(lay.pp_s, lay.pp_bytes, lay.pp_inter, lay.pp > 1),
         comm(lay.dp_s, lay.dp_bytes, lay.dp_inter, lay.dp > 1, lay.dp_exposed_s),
@@ -50,12 +54,13 @@ def _row(rank: int, lay: Layout) -> tuple[str, ...]:
 
 def _why(best: Layout, other: Layout) -> str:
     """The part of the step time that grows most from the winner to ``other``."""
-    growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(),
-                                                          strict=True)]
+    growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
     delta, name = max(growth)
     slower = other.step_s / best.step_s - 1
-    return (f"{_name(other)} (b={other.micro_batch}, {other.recompute} recompute, ZeRO "
-            f"{other.zero_stage}) is {slower:.1%} slower, mostly {name} (+{delta:.3g} s).")
+    return (
+        f"{_name(other)} (b={other.micro_batch}, {other.recompute} recompute, ZeRO "
+        f"{other.zero_stage}) is {slower:.1%} slower, mostly {name} (+{delta:.3g} s)."
+    )
 
 
 def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
@@ -63,12 +68,12 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
     gpn = inputs.whole("gpus_per_node")
     if n > gpn and n % gpn:
         raise ValidationError("num_gpus", f"{n} GPUs do not fill whole nodes of {gpn}")
-    fixed = {k: None if inputs[k] is None else inputs.whole(k)
-             for k in ("tp", "pp", "dp", "micro_batch")}
+    fixed = {
+        k: None if inputs[k] is None else inputs.whole(k) for k in ("tp", "pp", "dp", "micro_batch")
+    }
     tp, pp, dp = fixed["tp"], fixed["pp"], fixed["dp"]
     if tp is not None and pp is not None and dp is not None and tp * pp * dp != n:
-        raise ValidationError("dp", f"tp x pp x dp = {tp} x {pp} x {dp} must equal "
-                              f"num_gpus = {n}")
+        raise ValidationError("dp", f"tp x pp x dp = {tp} x {pp} x {dp} must equal num_gpus = {n}")
     for name, size in (("tp", tp), ("pp", pp), ("dp", dp)):
         if size is not None and n % size:
             raise ValidationError(name, f"{name} = {size} does not divide num_gpus = {n}")
@@ -80,13 +85,14 @@ def _cluster(inputs: Inputs) -> Cluster:
     efficiency = inputs.num("comm_efficiency")
     nic = hardware.LINKS[DEFAULT_NIC.get(gpu.id, "ib_ndr")]
     return Cluster(
-        num_gpus=inputs.whole("num_gpus"), gpus_per_node=inputs.whole("gpus_per_node"),
+        num_gpus=inputs.whole("num_gpus"),
+        gpus_per_node=inputs.whole("gpus_per_node"),
         peak_flops=inputs.opt("peak_flops") or gpu.peak_bf16_flops,
         compute_efficiency=inputs.num("compute_efficiency"),
-        intra_bandwidth=(inputs.opt("intra_node_bandwidth") or gpu.scale_up_bandwidth)
-        * efficiency,
+        intra_bandwidth=(inputs.opt("intra_node_bandwidth") or gpu.scale_up_bandwidth) * efficiency,
         inter_bandwidth=(inputs.opt("inter_node_bandwidth") or nic.bandwidth) * efficiency,
-        latency=inputs.num("latency"), memory_bytes=inputs.opt("gpu_memory") or gpu.memory_bytes,
+        latency=inputs.num("latency"),
+        memory_bytes=inputs.opt("gpu_memory") or gpu.memory_bytes,
         overlap_dp=inputs.flag("overlap_dp"),
     )
 
@@ -99,7 +105,8 @@ def _explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clus
         f"({_where(best.dp_inter, best.dp > 1)}), micro-batch {best.micro_batch} "
         f"({best.micro_batches} per replica per step), {best.recompute} recompute, ZeRO "
         f"{best.zero_stage}: {best.memory_bytes / GB:,.1f} of "
-        f"{cluster.memory_bytes / GB:g} GB per GPU, bubble {best.bubble_fraction:.1%}."]
+        f"{cluster.memory_bytes / GB:g} GB per GPU, bubble {best.bubble_fraction:.1%}."
+    ]
     seen = {_name(best)}
     for other in fitting[1:]:
         if _name(other) not in seen:
@@ -108,14 +115,19 @@ def _explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clus
         if len(seen) == 4:
             break
     if fastest is not best:
-        notes.append(f"Faster but too big: {_name(fastest)} (b={fastest.micro_batch}, "
-                     f"{fastest.recompute} recompute, ZeRO {fastest.zero_stage}) would take "
-                     f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "
-                     "per GPU.")
-    notes.append("Assumed: compute at the stated fraction of peak; TP and PP communication "
-                 "exposed; DP communication " + ("hidden behind backward compute where it "
-                 "can be" if cluster.overlap_dp else "exposed") + "; 1F1B schedule; ranks "
-                 "ordered TP, DP, PP.")
+        notes.append(
+            f"Faster but too big: {_name(fastest)} (b={fastest.micro_batch}, "
+            f"{fastest.recompute} recompute, ZeRO {fastest.zero_stage}) would take "
+            f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "
+            "per GPU."
+        )
+    notes.append(
+        "Assumed: compute at the stated fraction of peak; TP and PP communication "
+        "exposed; DP communication "
+        + ("hidden behind backward compute where it can be" if cluster.overlap_dp else "exposed")
+        + "; 1F1B schedule; ranks "
+        "ordered TP, DP, PP."
+    )
     return notes
 
 
@@ -133,9 +145,23 @@ def _distinct(fitting: list[Layout], count: int) -> list[Layout]:
     return top
 
 
-RESULT_NAMES = ("tp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "step_time",
-                "tokens_per_second", "mfu", "memory_per_gpu_bytes", "bubble_fraction",
-                "tp_comm_time", "pp_comm_time", "dp_comm_time", "dp_exposed_time")
+RESULT_NAMES = (
+    "tp",
+    "pp",
+    "dp",
+    "micro_batch",
+    "zero_stage",
+    "recompute",
+    "step_time",
+    "tokens_per_second",
+    "mfu",
+    "memory_per_gpu_bytes",
+    "bubble_fraction",
+    "tp_comm_time",
+    "pp_comm_time",
+    "dp_comm_time",
+    "dp_exposed_time",
+)
 
 
 def _parallel_plan(inputs: Inputs) -> Computed:
@@ -146,110 +172,272 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     cluster = _cluster(inputs)
     precision = inputs.text("precision")
     global_batch = inputs.whole("global_batch")
-    layouts = search(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
-                     global_batch, tp=fixed["tp"], pp=fixed["pp"], dp=fixed["dp"],
-                     micro_batch=fixed["micro_batch"],
-                     act_bytes=4.0 if precision == "fp32" else 2.0)
+    layouts = search(
+        arch,
+        cluster,
+        state_bytes(precision, inputs.text("optimizer")),
+        global_batch,
+        tp=fixed["tp"],
+        pp=fixed["pp"],
+        dp=fixed["dp"],
+        micro_batch=fixed["micro_batch"],
+        act_bytes=4.0 if precision == "fp32" else 2.0,
+    )
     if not layouts:
-        raise ValidationError("global_batch", f"no layout of {n} GPUs divides a global batch "
-                              f"of {global_batch} sequences with these constraints")
+        raise ValidationError(
+            "global_batch",
+            f"no layout of {n} GPUs divides a global batch "
+            f"of {global_batch} sequences with these constraints",
+        )
     fitting = [lay for lay in layouts if lay.fits]
     values: dict[str, float | bool | str | None] = {
-        "layouts_evaluated": float(len(layouts)), "layouts_fitting": float(len(fitting))}
+        "layouts_evaluated": float(len(layouts)),
+        "layouts_fitting": float(len(fitting)),
+    }
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
-        return Computed(values=values, warnings=[
-            f"No layout fits in {cluster.memory_bytes / GB:g} GB per GPU: the smallest needs "
-            f"{min(x.memory_bytes for x in layouts) / GB:,.1f} GB. More GPUs, a smaller "
-            "micro-batch or a larger GPU are needed."])
+        return Computed(
+            values=values,
+            warnings=[
+                f"No layout fits in {cluster.memory_bytes / GB:g} GB per GPU: the smallest needs "
+                f"{min(x.memory_bytes for x in layouts) / GB:,.1f} GB. More GPUs, a smaller "
+                "micro-batch or a larger GPU are needed."
+            ],
+        )
     best = fitting[0]
     tokens = global_batch * arch.seq_len
     model_flops = megatron_model_flops_per_token(arch) * tokens
-    values.update({
-        "tp": float(best.tp), "pp": float(best.pp), "dp": float(best.dp),
-        "micro_batch": float(best.micro_batch), "zero_stage": float(best.zero_stage),
-        "recompute": best.recompute, "step_time": best.step_s,
-        "tokens_per_second": tokens / best.step_s,
-        "mfu": model_flops / (n * cluster.peak_flops * best.step_s),
-        "memory_per_gpu_bytes": best.memory_bytes, "bubble_fraction": best.bubble_fraction,
-        "tp_comm_time": best.tp_s, "pp_comm_time": best.pp_s, "dp_comm_time": best.dp_s,
-        "dp_exposed_time": best.dp_exposed_s,
-    })
+    values.update(
+        {
+            "tp": float(best.tp),
+            "pp": float(best.pp),
+            "dp": float(best.dp),
+            "micro_batch": float(best.micro_batch),
+            "zero_stage": float(best.zero_stage),
+            "recompute": best.recompute,
+            "step_time": best.step_s,
+            "tokens_per_second": tokens / best.step_s,
+            "mfu": model_flops / (n * cluster.peak_flops * best.step_s),
+            "memory_per_gpu_bytes": best.memory_bytes,
+            "bubble_fraction": best.bubble_fraction,
+            "tp_comm_time": best.tp_s,
+            "pp_comm_time": best.pp_s,
+            "dp_comm_time": best.dp_s,
+            "dp_exposed_time": best.dp_exposed_s,
+        }
+    )
     top = _distinct(fitting, inputs.whole("top"))
     table = Table(
-        ("#", "TP x PP x DP", "b, recompute, ZeRO", "Memory/GPU", "Bubble", "TP comm",
-         "PP comm", "DP comm", "Step"),
+        (
+            "#",
+            "TP x PP x DP",
+            "b, recompute, ZeRO",
+            "Memory/GPU",
+            "Bubble",
+            "TP comm",
+            "PP comm",
+            "DP comm",
+            "Step",
+        ),
         tuple(_row(i + 1, lay) for i, lay in enumerate(top)),
         caption=f"Fastest {len(top)} distinct layouts of the {len(fitting)} that fit "
-                f"({len(layouts)} evaluated). Communication per step: time, bytes each GPU "
-                "sends, and whether it stays in a node or goes across nodes.")
+        f"({len(layouts)} evaluated). Communication per step: time, bytes each GPU "
+        "sends, and whether it stays in a node or goes across nodes.",
+    )
     chart = charts.stacked_bar_chart(
         "Step time of the fastest layouts, by part",
         [(f"#{i + 1} {_name(lay)}", lay.parts()) for i, lay in enumerate(top[:5])],
-        "seconds per step", legend_right=True)
-    return Computed(values=values, notes=_explain(best, fitting, layouts[0], cluster),
-                    table=table, chart=chart)
+        "seconds per step",
+        legend_right=True,
+    )
+    return Computed(
+        values=values, notes=_explain(best, fitting, layouts[0], cluster), table=table, chart=chart
+    )
 
 
 def _opt_int(name: str, label: str, help_text: str) -> Param:
-    return Param(name, label, "int", None, minimum=1, maximum=10_000_000, optional=True,
-                 placeholder="search", help=help_text)
+    return Param(
+        name,
+        label,
+        "int",
+        None,
+        minimum=1,
+        maximum=10_000_000,
+        optional=True,
+        placeholder="search",
+        help=help_text,
+    )
 
 
 PARALLEL_PLAN = Calculator(
     id="parallel_plan",
+    advanced=(
+        "kv_heads",
+        "head_dim",
+        "ffn_hidden",
+        "gated_mlp",
+        "biases",
+        "position_embedding",
+        "tied_embeddings",
+        "peak_flops",
+        "gpu_memory",
+        "intra_node_bandwidth",
+        "inter_node_bandwidth",
+        "comm_efficiency",
+        "latency",
+        "compute_efficiency",
+        "precision",
+        "optimizer",
+        "tp",
+        "pp",
+        "dp",
+        "micro_batch",
+        "top",
+    ),
     title="TP x PP x DP planner",
     summary="Enumerate every tensor/pipeline/data-parallel layout of a cluster, cost its "
-            "memory, bubble and communication, and rank them by step time.",
+    "memory, bubble and communication, and rank them by step time.",
     chapter="dense.md",
     params=(
         *ARCHITECTURE_PARAMS,
-        Param("global_batch", "Global batch", "int", 1536, unit="sequence", minimum=1,
-              maximum=100_000_000, help="Sequences per optimizer step. GPT-3 on 1,024 "
-              "A100s: 1,536 (Narayanan et al. 2021, Sec. 5.1)."),
-        Param("num_gpus", "GPUs", "int", 1024, unit="GPU", minimum=1, maximum=1_000_000,
-              help="tp x pp x dp must equal this."),
-        Param("gpus_per_node", "GPUs per node", "int", 8, minimum=1, maximum=1024,
-              help="The NVLink domain: 8 in a DGX/HGX A100 or H100 node."),
-        Param("gpu", "GPU", "choice", "a100_80gb_sxm", choices=hardware.accelerator_choices(),
-              help="Peak dense BF16 FLOP/s, memory and NVLink bandwidth from the datasheet."),
-        Param("peak_flops", "Peak FLOP/s override", "float", None, unit="FLOP/s", minimum=1e9,
-              maximum=1e17, optional=True, placeholder="from the GPU"),
-        Param("gpu_memory", "GPU memory override", "float", None, unit="B", minimum=0,
-              exclusive_minimum=True, maximum=1e14, optional=True, placeholder="from the GPU"),
-        Param("intra_node_bandwidth", "Intra-node bandwidth per GPU", "float", None,
-              unit="B/s", minimum=1e6, maximum=1e14, optional=True,
-              placeholder="NVLink, per direction",
-              help="Blank: the GPU's scale-up bandwidth per direction (A100 300 GB/s, "
-                   "H100 450 GB/s)."),
-        Param("inter_node_bandwidth", "Inter-node bandwidth per GPU", "float", None,
-              unit="B/s", minimum=1e6, maximum=1e14, optional=True,
-              placeholder="one NIC per GPU",
-              help="Blank: one NIC per GPU, InfiniBand HDR 200 Gb/s for A100 and NDR "
-                   "400 Gb/s otherwise (DGX A100 / H100 designs)."),
-        Param("comm_efficiency", "Achieved fraction of link bandwidth", "float", 0.8,
-              unit="1", minimum=0.01, maximum=1,
-              help="Assumption: 0.8, about what nccl-tests measurements reach on NVLink "
-                   "and InfiniBand (NVIDIA nccl-tests issues)."),
-        Param("latency", "Per-step latency alpha", "float", 5e-6, unit="s", minimum=0,
-              maximum=1, help="Assumption: 5 µs per message step (alpha-beta model)."),
-        Param("compute_efficiency", "Achieved fraction of peak in compute", "float", 0.6,
-              unit="1", minimum=0.01, maximum=1,
-              help="Assumption: the layers' kernels run at 60% of peak when nothing waits. "
-                   "Megatron reached 52% end to end, communication included "
-                   "(Narayanan et al. 2021, Table 1)."),
-        Param("overlap_dp", "Overlap DP communication with backward", "bool", True,
-              help="Assumption: gradient reduction runs in buckets behind the backward pass "
-                   "(PyTorch DDP, Li et al. 2020; ZeRO-3 prefetches weights). Off: all DP "
-                   "communication is exposed."),
+        Param(
+            "global_batch",
+            "Global batch",
+            "int",
+            1536,
+            unit="sequence",
+            minimum=1,
+            maximum=100_000_000,
+            help="Sequences per optimizer step. GPT-3 on 1,024 "
+            "A100s: 1,536 (Narayanan et al. 2021, Sec. 5.1).",
+        ),
+        Param(
+            "num_gpus",
+            "GPUs",
+            "int",
+            1024,
+            unit="GPU",
+            minimum=1,
+            maximum=1_000_000,
+            help="tp x pp x dp must equal this.",
+        ),
+        Param(
+            "gpus_per_node",
+            "GPUs per node",
+            "int",
+            8,
+            minimum=1,
+            maximum=1024,
+            help="The NVLink domain: 8 in a DGX/HGX A100 or H100 node.",
+        ),
+        Param(
+            "gpu",
+            "GPU",
+            "choice",
+            "a100_80gb_sxm",
+            choices=hardware.accelerator_choices(),
+            help="Peak dense BF16 FLOP/s, memory and NVLink bandwidth from the datasheet.",
+        ),
+        Param(
+            "peak_flops",
+            "Peak FLOP/s override",
+            "float",
+            None,
+            unit="FLOP/s",
+            minimum=1e9,
+            maximum=1e17,
+            optional=True,
+            placeholder="from the GPU",
+        ),
+        Param(
+            "gpu_memory",
+            "GPU memory override",
+            "float",
+            None,
+            unit="B",
+            minimum=0,
+            exclusive_minimum=True,
+            maximum=1e14,
+            optional=True,
+            placeholder="from the GPU",
+        ),
+        Param(
+            "intra_node_bandwidth",
+            "Intra-node bandwidth per GPU",
+            "float",
+            None,
+            unit="B/s",
+            minimum=1e6,
+            maximum=1e14,
+            optional=True,
+            placeholder="NVLink, per direction",
+            help="Blank: the GPU's scale-up bandwidth per direction (A100 300 GB/s, "
+            "H100 450 GB/s).",
+        ),
+        Param(
+            "inter_node_bandwidth",
+            "Inter-node bandwidth per GPU",
+            "float",
+            None,
+            unit="B/s",
+            minimum=1e6,
+            maximum=1e14,
+            optional=True,
+            placeholder="one NIC per GPU",
+            help="Blank: one NIC per GPU, InfiniBand HDR 200 Gb/s for A100 and NDR "
+            "400 Gb/s otherwise (DGX A100 / H100 designs).",
+        ),
+        Param(
+            "comm_efficiency",
+            "Achieved fraction of link bandwidth",
+            "float",
+            0.8,
+            unit="1",
+            minimum=0.01,
+            maximum=1,
+            help="Assumption: 0.8, about what nccl-tests measurements reach on NVLink "
+            "and InfiniBand (NVIDIA nccl-tests issues).",
+        ),
+        Param(
+            "latency",
+            "Per-step latency alpha",
+            "float",
+            5e-6,
+            unit="s",
+            minimum=0,
+            maximum=1,
+            help="Assumption: 5 µs per message step (alpha-beta model).",
+        ),
+        Param(
+            "compute_efficiency",
+            "Achieved fraction of peak in compute",
+            "float",
+            0.6,
+            unit="1",
+            minimum=0.01,
+            maximum=1,
+            help="Assumption: the layers' kernels run at 60% of peak when nothing waits. "
+            "Megatron reached 52% end to end, communication included "
+            "(Narayanan et al. 2021, Table 1).",
+        ),
+        Param(
+            "overlap_dp",
+            "Overlap DP communication with backward",
+            "bool",
+            True,
+            help="Assumption: gradient reduction runs in buckets behind the backward pass "
+            "(PyTorch DDP, Li et al. 2020; ZeRO-3 prefetches weights). Off: all DP "
+            "communication is exposed.",
+        ),
         PRECISION_PARAM,
         OPTIMIZER_PARAM,
         _opt_int("tp", "Fix tensor-parallel size", "Blank: search all that divide the heads."),
         _opt_int("pp", "Fix pipeline-parallel size", "Blank: search 1 to the layer count."),
         _opt_int("dp", "Fix data-parallel size", "Blank: whatever num_gpus / (tp x pp) is."),
         _opt_int("micro_batch", "Fix micro-batch size", "Blank: search 1, 2, 4 and 8."),
-        Param("top", "Layouts to list", "int", 10, minimum=1, maximum=100,
-              help="Rows in the table."),
+        Param(
+            "top", "Layouts to list", "int", 10, minimum=1, maximum=100, help="Rows in the table."
+        ),
     ),
     outputs=(
         Output("tp", "Tensor parallel (best)", "", "count"),

@@ -195,8 +195,8 @@ PRESETS: tuple[Preset, ...] = (
                  ffn=53248, vocab=128256, seq_len=8192),
         "params": 405e9, "tokens": 15.6e12, "global_batch": 2048},
         "Dubey et al. 2024 (Llama 3), Table 3 (126 layers, width 16,384, FFN 53,248, "
-        "128 heads, 8 KV heads, vocabulary 128,256); Sec. 3 (405B parameters, 15.6T "
-        "tokens, 3.8e25 FLOP); Sec. 3.4.1 and Table 4 (final batch 16M tokens = "
+        "128 heads, 8 KV heads, vocabulary 128,256); Secs. 1 and 3.2.1 (405B parameters, "
+        "15.6T tokens, 3.8e25 FLOP); Sec. 3.4.1 and Table 4 (final batch 16M tokens = "
         "2,048 x 8,192)."),
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {
         "model_kind": "sparse", "tables": _KAGGLE.id, "num_tables": len(_KAGGLE.rows),

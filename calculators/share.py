@@ -79,18 +79,22 @@ def command_line(calc: Calculator, texts: dict[str, str]) -> str:
     return shlex.join(words)
 
 
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
 def markdown_table(result: Result) -> str:
     """The result as a Markdown table, with its non-default inputs and warnings."""
     calc = result.calculator
-    cell = lambda text: text.replace("|", "\\|").replace("\n", " ")  # noqa: E731
-    lines = [f"**{cell(calc.title)}** (`{calc.id}`)", ""]
+    lines = [f"**{_cell(calc.title)}** (`{calc.id}`)", ""]
     changed = [p for p in calc.params if result.inputs[p.name] != p.default]
     if changed:
         shown = ", ".join(f"{p.name} = {p.as_text(result.inputs[p.name])}" for p in changed)
-        lines += [f"Inputs: {cell(shown)}", ""]
+        lines += [f"Inputs: {_cell(shown)}", ""]
     lines += ["| Output | Value |", "|---|---|"]
-    lines += [f"| {cell(o.label)} | {cell(result.text(o.name))} |" for o in calc.outputs]
-    lines += [f"\n> {cell(w)}" for w in result.computed.warnings]
+    lines += [f"| {_cell(o.label)} | {_cell(result.text(o.name))} |" for o in calc.outputs]
+    lines += [f"\n> {_cell(w)}" for w in result.computed.warnings]
     return "\n".join(lines) + "\n"
 
 

@@ -40,7 +40,7 @@ def _sparse_param(name: str) -> Param:
     return replace(param, help=(param.help + " Sparse models only.").strip())
 
 
-PARAMS: tuple[Param, ...] = (
+_DECLARED: tuple[Param, ...] = (
     Param("model_kind", "Model kind", "choice", "dense",
           choices=(Choice("dense", "dense (transformer LM)"),
                    Choice("sparse", "sparse (recommendation: embeddings + MLPs)")),
@@ -91,7 +91,7 @@ PARAMS: tuple[Param, ...] = (
                "thousands of features run to kilobytes (5 kB is an assumption)."),
     Param("epochs", "Epochs", "float", 1.0, minimum=0, exclusive_minimum=True,
           maximum=1e4, help="Sparse models: passes over the samples (usually one)."),
-    replace(_sparse_param("batch_size"), label="Samples per step (global batch)"),
+    replace(_sparse_param("batch_size"), label="Samples per step"),
     _sparse_param("dense_params"),
     replace(_TABLES["tables"], help=_TABLES["tables"].help + " Sparse models only."),
     _TABLES["num_tables"],
@@ -134,9 +134,30 @@ PARAMS: tuple[Param, ...] = (
     TRAINING_COMPUTE.param("carbon_intensity"),
 )
 
+#: The form's order: the question first (kind, deadline, machines, MFU), then the dense
+#: model and data, then the sparse ones; the rest under "More inputs" unless an
+#: example sets it. Labels say which kind of model an input is for.
+_DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
+_SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
+           "rows_per_table", "embedding_dim", "dense_on_ps")
+_FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization",
+          "flops_per_param_token", *_DENSE, *_SPARSE)
+_BY_NAME = {p.name: p for p in _DECLARED}
+
+
+def _labelled(param: Param) -> Param:
+    kind = " (dense)" if param.name in _DENSE else " (sparse)" if param.name in _SPARSE else ""
+    return replace(param, label=param.label + kind, advanced=param.name not in _FIRST)
+
+
+PARAMS: tuple[Param, ...] = tuple(_labelled(p) for p in (
+    *(_BY_NAME[name] for name in _FIRST),
+    *(p for p in _DECLARED if p.name not in _FIRST)))
+
+
 OUTPUTS: tuple[Output, ...] = (
     Output("num_gpus", "GPUs", "GPU", "count"),
-    Output("num_nodes", "Nodes", "node", "count"),
+    Output("num_nodes", "Nodes", "", "count"),
     Output("gpus_for_deadline", "GPUs the deadline needs (before rounding)", "GPU", "count"),
     Output("training_mode", "Training mode", "", "text"),
     Output("total_flops", "Training compute C", "FLOP", "sci"),

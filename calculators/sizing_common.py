@@ -22,13 +22,14 @@ SECONDS_PER_DAY = 86_400.0
 NIC_SHARE_WARNING = 0.1
 
 
-def fmt(value: float | None, unit: str, fmt: units.Format = "si") -> str:
-    return units.format_value(value, unit, fmt)
+def fmt(value: float | None, unit: str, style: units.Format = "si") -> str:
+    """A value as the outputs show it (units.format_value)."""
+    return units.format_value(value, unit, style)
 
 
 @dataclass
 class Machine:
-    """The accelerator, the node shape and the money, from the reader's inputs."""
+    """The accelerator, the node shape and the assumed MFU and deadline, in SI units."""
 
     gpu: Accelerator
     per_node: int
@@ -62,7 +63,7 @@ class Machine:
         return exact
 
     def nodes_text(self, gpus: int) -> str:
-        """"1,024 (128 nodes)"."""
+        """GPUs and whole nodes, as in "1,024 (128 nodes)"."""
         nodes = gpus // self.per_node
         return f"{gpus:,} ({nodes:,} node{'' if nodes == 1 else 's'})"
 
@@ -106,24 +107,25 @@ def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) ->
 
 
 def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes: float,
-             items: float, what: str) -> None:
+            items: float, what: str) -> None:
     """The read rate the data pipeline must sustain (data_pipeline.read_bandwidth)."""
     bandwidth = read_bandwidth(rate, item_bytes)
     per_gpu = bandwidth / n
     share = per_gpu / machine.nic_per_gpu
     report.values.update(read_bandwidth=bandwidth, read_bandwidth_per_gpu=per_gpu,
                          dataset_bytes=items * item_bytes)
+    nic = f"{share:.1%}" if share >= 0.001 else "under 0.1%"
     report.row("Storage read bandwidth", f"{fmt(bandwidth, 'B/s')} ({fmt(per_gpu, 'B/s')} "
-               f"per GPU, {share:.1%} of its NIC)" if share >= 0.001 else
-               "per GPU, under 0.1% of its NIC)",
-               f"{rate:,.4g} {what}/s x {fmt(item_bytes, 'B')} each, at the pace of the "
-               f"run ({fmt(items * item_bytes, 'B')} of data; data_pipeline)")
+               f"per GPU, {nic} of its NIC)",
+               f"{fmt(rate, what + '/s', 'count')} x {fmt(item_bytes, 'B')} each, at the "
+               f"pace of the run ({fmt(items * item_bytes, 'B')} of data; data_pipeline)")
     if share > NIC_SHARE_WARNING:
         report.warnings.append(f"Reading data takes {share:.0%} of each GPU's NIC: give "
                                "storage its own network or cache the data locally.")
 
 
 def empty_layout(report: Report) -> None:
+    """The dense layout's outputs, when there is no layout to report."""
     report.values.update(dict.fromkeys((
         "tp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "memory_per_gpu_bytes",
         "memory_headroom_bytes", "planner_mfu", "planner_days")))

@@ -57,13 +57,14 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
         ps_hosts=None, comm_time_per_step=None,
         checkpoint_bytes=params * per_param.total)
     if inputs["params"] is not None and abs(params / counted - 1) > 0.05:
-        report.notes.append(f"N = {params:.4g} differs from the architecture's "
-                            f"{counted:.4g}; the planner lays out the architecture.")
+        report.notes.append(f"N = {fmt(params, '', 'count')} differs from the architecture's "
+                            f"{fmt(counted, '', 'count')}; the planner lays out the architecture.")
     report.row("Training compute C", fmt(total, "FLOP", "sci"),
-               f"{machine.k:g} x N x D with N = {params:.4g}, D = {tokens:.4g} tokens "
+               f"{machine.k:g} x N x D with N = {fmt(params, '', 'count')}, D = "
+               f"{fmt(tokens, 'tokens', 'count')} "
                "(training_compute)")
     report.row("GPUs for the deadline", f"{exact:,.1f}",
-               f"{hours:,.4g} GPU-hours at {machine.mfu:.1%} of {machine.gpu.name}'s "
+               f"{fmt(hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of {machine.gpu.name}'s "
                f"{fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
                f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
     report.row("GPUs for memory (floor)", f"{floor:,}",

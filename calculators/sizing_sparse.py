@@ -31,6 +31,7 @@ def _sparse_at(inputs: Inputs, machine: Machine, n: int, budget: float) -> Spars
 
 
 def _fast_enough(side: SparseSide, budget: float) -> bool:
+    """The recommended mode fits somewhere, and its communication fits a step."""
     return side.mode != "neither" and side.comm_time() <= budget
 
 
@@ -72,6 +73,8 @@ def _sparse_workers(inputs: Inputs, machine: Machine, start: int, budget: float,
 
 
 def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
+    """Compute gives a first count; the tables, the PS-or-collective choice and the
+    step budget the deadline leaves decide the final one."""
     dense_params = inputs.num("dense_params")
     samples = inputs.num("dataset_samples") * inputs.num("epochs")
     total = training_flops(dense_params, samples, machine.k)
@@ -112,14 +115,15 @@ def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
         ps_hosts=float(side.servers) if side.mode == "ps" else 0.0,
         comm_time_per_step=comm_step, checkpoint_bytes=checkpoint)
     report.row("Training compute C", fmt(total, "FLOP", "sci"),
-               f"{machine.k:g} x {dense_params:.4g} dense parameters x {samples:.4g} "
-               "samples: embedding lookups are gathers, not FLOPs (training_compute)")
+               f"{machine.k:g} x {fmt(dense_params, 'dense parameters', 'count')} x "
+               f"{fmt(samples, 'samples', 'count')}: embedding lookups are gathers, not "
+               "FLOPs (training_compute)")
     report.row("GPUs for the compute", f"{exact:,.2f} -> {start:,}",
                f"at {machine.mfu:.1%} of {fmt(peak, 'FLOP/s')} by the deadline, rounded up "
                "to whole nodes")
     report.row("Embedding tables", fmt(float(emb.value("total_bytes") or 0), "B"),
                f"weights + optimizer state (embedding_memory): {emb.value('min_gpus'):,} "
-               f"GPUs or {emb.value('min_ps_hosts'):,} PS hosts to hold them")
+               f"GPUs or {emb.value('min_ps_hosts'):,} PS host(s) to hold them")
     report.row("Step budget", f"{fmt(budget, 's')} per step of {batch:,} samples",
                f"deadline / {steps:,.0f} steps")
     report.row("GPUs", machine.nodes_text(n),

@@ -32,20 +32,23 @@ if TYPE_CHECKING:
 
 #: The scan for a GPU count the planner accepts stops after this many costed layouts
 #: (about 25 µs each natively), so that the page never waits long on an odd count.
-MAX_EVALUATED_LAYOUTS = 5000
+MAX_EVALUATED_LAYOUTS = 3000
 #: ... or after this many GPU counts.
 MAX_NODE_COUNTS = 200
 #: parallel_plan accepts up to this many GPUs.
 MAX_GPUS = 1_000_000
 
 
-def run_component(calc: Calculator, raw: Mapping[str, object], blame: str) -> Result:
-    """Compute another calculator; an input it rejects is reported on ``blame``, the
-    reader's input that led to it, so that the error names a field on this form."""
+def run_component(calc: Calculator, raw: Mapping[str, object],
+                  blame: Mapping[str, str]) -> Result:
+    """Compute another calculator. An input it rejects is reported on the reader's input
+    that led to it (``blame`` maps its names to ours; unlisted names keep their own),
+    so that the error names a field on this form."""
     try:
         return calc.compute(raw)
     except ValidationError as err:
-        raise ValidationError(blame, f"leads to {calc.id} rejecting {err}") from None
+        ours = blame.get(err.input_name, err.input_name)
+        raise ValidationError(ours, f"leads to {calc.id} rejecting {err}") from None
 
 
 def planner_cluster(plan_inputs: Inputs) -> Cluster:
@@ -70,9 +73,10 @@ class Plan:
 
 
 def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
-            search_layouts: bool = True) -> Plan:
+            search_layouts: bool = True, micro_batch: int | None = None) -> Plan:
     """Every layout of ``num_gpus`` GPUs, as parallel_plan ranks them (same search, same
-    cluster, same state bytes and activation width)."""
+    cluster, same state bytes and activation width); ``micro_batch`` narrows the search
+    as parallel_plan's own input of that name does."""
     raw = {**plan_raw, "num_gpus": num_gpus}
     try:
         inputs = PARALLEL_PLAN.validate(raw)
@@ -86,7 +90,7 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
     if not search_layouts:
         return Plan(num_gpus, arch, cluster, [])
     layouts = search(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
-                     inputs.whole("global_batch"),
+                     inputs.whole("global_batch"), micro_batch=micro_batch,
                      act_bytes=4.0 if precision == "fp32" else 2.0)
     return Plan(num_gpus, arch, cluster, layouts)
 
@@ -120,35 +124,43 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     planner winner (the fastest layout that fits) is ``fast_enough``; failing that,
     within the search budget, the smallest whose winner fits at all.
 
-    Only counts that admit a layout are costed; counts with too many layouts to
-    search are skipped. Whether a count is accepted depends on the count (and the
-    test) alone, so a later start never ends lower.
+    Only counts that admit a layout are costed. Candidates are screened with
+    micro-batch 1, the layouts with the least activation memory and the smallest
+    pipeline bubble, so a quarter of the full search; the count chosen then gets
+    parallel_plan's full search, whose winner is at least as fast. Counts with too many
+    layouts to search are skipped. Whether a count is accepted depends on the count
+    (and the test) alone, so a later start never ends lower.
     """
     first = max(1, math.ceil(start_gpus / gpus_per_node)) * gpus_per_node
     probe = plan_at(plan_raw, gpus_per_node, blame, search_layouts=False)
     batch = int(str(plan_raw["global_batch"]))
     tried = evaluated = 0
-    fallback: Plan | None = None
+    chosen: int | None = None
+    fallback: int | None = None
     for n in candidate_counts(probe.arch, batch, gpus_per_node, first):
         if n > MAX_GPUS or tried >= MAX_NODE_COUNTS or evaluated >= MAX_EVALUATED_LAYOUTS:
             break
         tried += 1
         try:
-            plan = plan_at(plan_raw, n, blame)
+            screen = plan_at(plan_raw, n, blame, micro_batch=1)
         except ValidationError as err:
             if err.input_name != "num_gpus":
                 raise
             continue  # too many layouts to search at this count
-        evaluated += len(plan.layouts)
-        best = plan.best
+        evaluated += len(screen.layouts)
+        best = screen.best
         if best is None:
             continue
         if fast_enough(best):
-            return Scan(first, n, tried, evaluated, plan, fast_enough=True)
-        fallback = fallback or plan
-    if fallback is not None:
-        return Scan(first, fallback.num_gpus, tried, evaluated, fallback, fast_enough=False)
-    return Scan(first, first, tried, evaluated, None, fast_enough=False)
+            chosen = n
+            break
+        fallback = fallback or n
+    count = chosen or fallback
+    if count is None:
+        return Scan(first, first, tried, evaluated, None, fast_enough=False)
+    plan = plan_at(plan_raw, count, blame)
+    return Scan(first, count, tried, evaluated + len(plan.layouts), plan,
+                fast_enough=chosen is not None)
 
 
 def inter_node_share(ranks: int, per_node: int) -> float:
@@ -189,6 +201,14 @@ def layout_traffic(lay: Layout, gpus_per_node: int) -> Traffic:
     return Traffic(intra, inter)
 
 
+#: Which of the reader's inputs leads to each sparse_training input we pass.
+SPARSE_BLAME = {
+    "num_sparse_features": "num_tables", "dtype": "wire_dtype", "num_workers": "deadline_days",
+    "embedding_bytes": "tables",
+    "target_step_time": "deadline_days", "scale_up_bandwidth": "gpu",
+}
+
+
 @dataclass(frozen=True)
 class SparseSide:
     """The tables' memory and the PS-or-collective answer for one job."""
@@ -218,7 +238,8 @@ def sparse_side(inputs: Inputs, *, workers: int, nic_per_gpu: float, scale_up: f
         "dtype": inputs["embedding_dtype"], "optimizer": inputs["embedding_optimizer"],
         "gpu": inputs["gpu"], "gpu_memory": inputs["gpu_memory"],
         "gpu_reserve": inputs["gpu_reserve"], "host_memory": inputs["host_memory"],
-        "host_reserve": inputs["host_reserve"]}, "tables")
+        "host_reserve": inputs["host_reserve"]},
+        {"dtype": "embedding_dtype", "optimizer": "embedding_optimizer"})
     if servers is None:
         given = inputs["num_ps_servers"]
         servers = (int(embedding.value("min_ps_hosts") or 1) if given is None
@@ -238,5 +259,6 @@ def sparse_side(inputs: Inputs, *, workers: int, nic_per_gpu: float, scale_up: f
         "host_memory": inputs["host_memory"], "host_reserve": inputs["host_reserve"],
         "target_step_time": target, "nic_bandwidth": nic_per_gpu,
         "scale_up_bandwidth": scale_up, "gpus_per_node": inputs["gpus_per_node"]},
-        "batch_size")
+        {**SPARSE_BLAME, "num_ps_servers": "tables" if inputs["num_ps_servers"] is None
+         else "num_ps_servers"})
     return SparseSide(embedding, training, servers)

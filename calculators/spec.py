@@ -255,14 +255,22 @@ class Calculator:
     function: Callable[[Inputs], Computed]
     sources: tuple[str, ...] = ()
     chapter: str = ""
+    #: Inputs folded under "More inputs" in the form, besides those marked advanced.
+    advanced: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise TypeError(f"calculator {self.id!r} declares an input twice")
+        unknown = set(self.advanced) - set(names)
+        if unknown:
+            raise TypeError(f"calculator {self.id!r} folds unknown inputs {sorted(unknown)}")
         outs = [o.name for o in self.outputs]
         if len(set(outs)) != len(outs):
             raise TypeError(f"calculator {self.id!r} declares an output twice")
+
+    def is_advanced(self, name: str) -> bool:
+        return name in self.advanced or self.param(name).advanced
 
     def param(self, name: str) -> Param:
         for p in self.params:

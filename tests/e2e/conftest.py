@@ -54,10 +54,14 @@ class Watch:
         assert self.console_errors == []
 
 
-@pytest.fixture
-def watched_page(browser: Browser) -> Iterator[tuple[Page, Watch]]:
-    """A page in a fresh context (empty cache and storage), with its traffic watched."""
-    context = browser.new_context(viewport={"width": 1280, "height": 900})
+def watch_page(browser: Browser, *, bypass_csp: bool) -> tuple[Page, Watch]:
+    """A page in a fresh context (empty cache and storage), with its traffic watched.
+
+    The site ships a Content-Security-Policy without 'unsafe-eval', which also stops
+    Playwright's string predicates (wait_for_function); tests bypass it, except those
+    that test the policy itself.
+    """
+    context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=bypass_csp)
     page = context.new_page()
     watch = Watch()
 
@@ -72,5 +76,19 @@ def watched_page(browser: Browser) -> Iterator[tuple[Page, Watch]]:
     context.on("request", on_request)  # worker requests too
     page.on("console", lambda m: watch.console_errors.append(m.text) if m.type == "error" else None)
     page.on("pageerror", lambda err: watch.console_errors.append(str(err)))
+    return page, watch
+
+
+@pytest.fixture
+def watched_page(browser: Browser) -> Iterator[tuple[Page, Watch]]:
+    page, watch = watch_page(browser, bypass_csp=True)
     yield page, watch
-    context.close()
+    page.context.close()
+
+
+@pytest.fixture
+def strict_page(browser: Browser) -> Iterator[tuple[Page, Watch]]:
+    """Like watched_page, but the site's Content-Security-Policy is enforced."""
+    page, watch = watch_page(browser, bypass_csp=False)
+    yield page, watch
+    page.context.close()

@@ -88,9 +88,9 @@ def test_runaway_compute_is_stopped_and_the_runtime_restarts(
 
 
 def test_site_works_under_its_content_security_policy_header(
-    site_url: str, watched_page: tuple[Page, Watch]
+    site_url: str, strict_page: tuple[Page, Watch]
 ) -> None:
-    page, watch = watched_page
+    page, watch = strict_page
     policy = content_security_policy(None)
 
     def with_policy(route: Route) -> None:
@@ -107,9 +107,9 @@ def test_site_works_under_its_content_security_policy_header(
 
 
 def test_policy_without_wasm_reports_runtime_unavailable(
-    site_url: str, watched_page: tuple[Page, Watch]
+    site_url: str, strict_page: tuple[Page, Watch]
 ) -> None:
-    page, _ = watched_page
+    page, _ = strict_page
     policy = content_security_policy(None).replace(" 'wasm-unsafe-eval'", "")
 
     def with_policy(route: Route) -> None:

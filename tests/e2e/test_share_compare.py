@@ -47,7 +47,7 @@ def test_link_round_trip(site_url: str, watched_page: tuple[Page, Watch]) -> Non
     _ready(page)
     link = _copied(page, "copy-link")
     assert link == f"{site_url}/compute/?training_compute=params:70B,tokens:2T#gpt3-worked-example"
-    fresh = page.context.browser.new_context().new_page()  # type: ignore[union-attr]
+    fresh = page.context.browser.new_context(bypass_csp=True).new_page()  # type: ignore[union-attr]
     fresh.goto(link)
     _ready(fresh)
     assert fresh.input_value(f"{W} [name=params]") == "70B"
@@ -58,11 +58,14 @@ def test_link_round_trip(site_url: str, watched_page: tuple[Page, Watch]) -> Non
     watch.assert_clean()
 
 
-def test_hostile_links_are_ignored_with_notices(site_url: str, watched_page: tuple[Page, Watch]) -> None:
+def test_hostile_links_are_ignored_with_notices(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
     page, watch = watched_page
-    hostile = ("?training_compute=params:-5,bogus:1,tokens:%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E"
-               "&training_compute=params:1B&nope=1&%3Cscript%3E=1&gpt3-worked-example.base="
-               + "x" * 9000)
+    hostile = (
+        "?training_compute=params:-5,bogus:1,tokens:%3Cimg%20src%3Dx%20onerror%3Dwindow.__pwned%3D1%3E"
+        "&training_compute=params:1B&nope=1&%3Cscript%3E=1&gpt3-worked-example.base=" + "x" * 9000
+    )
     page.goto(f"{site_url}/compute/{hostile}#gpt3-worked-example")
     _ready(page)
     notice = page.text_content(f"{W} [data-notice]") or ""
@@ -77,19 +80,31 @@ def test_hostile_links_are_ignored_with_notices(site_url: str, watched_page: tup
 
 def test_several_calculators_on_one_page(site_url: str, watched_page: tuple[Page, Watch]) -> None:
     page, watch = watched_page
-    page.goto(f"{site_url}/compute/?gpt3-worked-example=num_gpus:2048"
-              "&attention-correction=seq_len:8192#attention-correction")
+    page.goto(
+        f"{site_url}/compute/?gpt3-worked-example=num_gpus:2048"
+        "&attention-correction=seq_len:8192#attention-correction"
+    )
     _ready(page)
     _ready(page, "#attention-correction")
     assert page.input_value(f"{W} [name=num_gpus]") == "2048"
     assert page.input_value("#attention-correction [name=seq_len]") == "8192"
-    expected = calculators.compute("training_compute", params="175B", tokens="300B",
-                                   seq_len="8192", layers="96", hidden="12288")
-    assert _raw(page, "attention_flops", "#attention-correction") == expected.value("attention_flops")
+    expected = calculators.compute(
+        "training_compute",
+        params="175B",
+        tokens="300B",
+        seq_len="8192",
+        layers="96",
+        hidden="12288",
+    )
+    assert _raw(page, "attention_flops", "#attention-correction") == expected.value(
+        "attention_flops"
+    )
     watch.assert_clean()
 
 
-def test_link_restored_after_instant_navigation(site_url: str, watched_page: tuple[Page, Watch]) -> None:
+def test_link_restored_after_instant_navigation(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
     page, watch = watched_page
     page.goto(f"{site_url}/")
     page.evaluate("window.__same_document = true")
@@ -113,8 +128,10 @@ def test_copy_exports_match_python(site_url: str, watched_page: tuple[Page, Watc
     texts = json.loads(page.get_attribute(W, "data-example") or "{}") | {"num_gpus": "4096"}
     result = calculators.compute("training_compute", **texts)
     assert _copied(page, "markdown") == share.markdown_table(result)
-    assert json.loads(_copied(page, "json"))["outputs"] == json.loads(
-        json.dumps(result.to_dict()))["outputs"]
+    assert (
+        json.loads(_copied(page, "json"))["outputs"]
+        == json.loads(json.dumps(result.to_dict()))["outputs"]
+    )
     calc = calculators.REGISTRY["training_compute"]
     assert _copied(page, "command") == share.command_line(calc, texts)
     watch.assert_clean()
@@ -132,14 +149,18 @@ def test_compare_against_a_pinned_baseline_and_link_it(
     page.fill(f"{W} [name=num_gpus]", "2048")
     page.wait_for_function(
         f"""document.querySelector('{W} [data-compare] tr[data-compare="wall_clock_days"]')
-            ?.cells[4].textContent === '-50%'""", timeout=LIVE_MS)
+            ?.cells[4].textContent === '-50%'""",
+        timeout=LIVE_MS,
+    )
     link = _copied(page, "copy-link")
     assert "gpt3-worked-example.base=" in link or "training_compute.base=" in link
-    fresh = page.context.browser.new_context().new_page()  # type: ignore[union-attr]
+    fresh = page.context.browser.new_context(bypass_csp=True).new_page()  # type: ignore[union-attr]
     fresh.goto(link)
     fresh.wait_for_function(
         f"""document.querySelector('{W} [data-compare] tr[data-compare="wall_clock_days"]')
-            ?.cells[4].textContent === '-50%'""", timeout=LIVE_MS)
+            ?.cells[4].textContent === '-50%'""",
+        timeout=LIVE_MS,
+    )
     fresh.context.close()
     watch.assert_clean()
 
@@ -158,7 +179,8 @@ def test_presets_fill_inputs(site_url: str, watched_page: tuple[Page, Watch]) ->
     for name, text in presets.preset_texts(calc, preset).items():
         assert page.input_value(f"{W} [name={name}]") == text
     assert _raw(page, "total_flops") == calculators.compute("training_compute", **texts).value(
-        "total_flops")
+        "total_flops"
+    )
     watch.assert_clean()
 
 
@@ -171,8 +193,9 @@ def test_keyboard_only(site_url: str, watched_page: tuple[Page, Watch]) -> None:
     page.keyboard.type("13B")
     page.keyboard.press("Enter")
     _ready(page)
-    assert _raw(page, "total_flops") == calculators.compute(
-        "training_compute", params="13B").value("total_flops")
+    assert _raw(page, "total_flops") == calculators.compute("training_compute", params="13B").value(
+        "total_flops"
+    )
     page.focus(f'{W} [data-action="copy-link"]')
     page.keyboard.press("Enter")
     page.wait_for_function(f"(document.querySelector('{W}').dataset.copied || '').includes('13B')")
@@ -180,14 +203,20 @@ def test_keyboard_only(site_url: str, watched_page: tuple[Page, Watch]) -> None:
     unnamed = page.eval_on_selector_all(
         f"{W} input, {W} select, {W} textarea, {W} button",
         """els => els.filter(e => !e.hidden && !(e.labels && e.labels.length)
-               && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)""")
+               && !e.getAttribute('aria-label') && !e.textContent.trim()).map(e => e.outerHTML)""",
+    )
     assert unnamed == []
     watch.assert_clean()
 
 
 def test_phone_and_print(site_url: str, browser: object) -> None:
-    context = browser.new_context(viewport={"width": 390, "height": 844}, is_mobile=True,  # type: ignore[attr-defined]
-                                  has_touch=True, device_scale_factor=2)
+    context = browser.new_context(  # type: ignore[attr-defined]
+        viewport={"width": 390, "height": 844},
+        is_mobile=True,
+        has_touch=True,
+        device_scale_factor=2,
+        bypass_csp=True,
+    )
     page = context.new_page()
     page.goto(f"{site_url}/compute/")
     page.tap(f"{W} [name=params]")

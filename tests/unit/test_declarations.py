@@ -155,6 +155,46 @@ def test_any_input_validates_or_raises_the_one_error(calc: Calculator, data: st.
         return
     for out in calc.outputs:
         value = result.value(out.name)
-        if isinstance(value, float):
-            assert not math.isnan(value), (out.name, raw)
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            assert math.isfinite(value), (out.name, raw)
+            assert value >= 0, (out.name, raw)  # sizes, times, rates, counts, fractions
     json.dumps(result.to_dict())
+
+
+@pytest.mark.parametrize("calc", CALCS, ids=IDS)
+@settings(max_examples=25, deadline=None,
+          suppress_health_check=[HealthCheck.too_slow, HealthCheck.function_scoped_fixture])
+@given(data=st.data())
+def test_cli_never_crashes(calc: Calculator, data: st.DataObject,
+                           capsys: pytest.CaptureFixture[str]) -> None:
+    names = data.draw(st.lists(st.sampled_from([p.name for p in calc.params]), max_size=3,
+                               unique=True))
+    argv = [calc.id]
+    for name in names:
+        argv += [f"--{name.replace('_', '-')}", data.draw(_TEXTS.filter(
+            lambda t: not t.startswith("-")))]
+    code = main([*argv, "--json"])
+    out, err = capsys.readouterr()
+    assert code in (0, 2)
+    if code == 0:
+        json.loads(out)
+    else:
+        assert err.startswith(f"bigmodel {calc.id}: invalid --")
+
+
+def test_cli_preset_then_explicit_inputs(capsys: pytest.CaptureFixture[str]) -> None:
+    from calculators import presets
+
+    calc = calculators.REGISTRY["training_compute"]
+    preset = presets.get("llama3_405b")
+    assert main(["training_compute", "--preset", "llama3_405b", "--num-gpus", "16384",
+                 "--json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    expected = calc.compute({**presets.preset_texts(calc, preset), "num_gpus": "16384"})
+    assert data == expected.to_dict()
+
+
+@pytest.mark.parametrize("preset", ["nope", "dgx_a100_8nic"])
+def test_cli_bad_preset_exits_2(preset: str, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["training_compute", "--preset", preset]) == 2
+    assert "--preset" in capsys.readouterr().err

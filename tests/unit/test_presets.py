@@ -145,7 +145,7 @@ def test_training_compute_gpt3_brown_2020_table_d1() -> None:
 
 
 def test_training_compute_llama3_405b_dubey_2024() -> None:
-    # Dubey et al. 2024, Sec. 3: 405B parameters on 15.6T tokens, 3.8e25 FLOP.
+    # Dubey et al. 2024, Secs. 1 and 3.2.1: 405B parameters on 15.6T tokens, 3.8e25 FLOP.
     flops = compute_with("training_compute", "llama3_405b").value("total_flops")
     assert flops == pytest.approx(3.8e25, rel=5e-3)
 

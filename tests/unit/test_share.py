@@ -37,7 +37,9 @@ def _values(param: Param) -> st.SearchStrategy[object]:
 @settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_link_state_round_trips(calc: Calculator, data: st.DataObject) -> None:
-    chosen = data.draw(st.lists(st.sampled_from(calc.params), max_size=4, unique_by=lambda p: p.name))
+    chosen = data.draw(
+        st.lists(st.sampled_from(calc.params), max_size=4, unique_by=lambda p: p.name)
+    )
     texts = {p.name: p.as_text(data.draw(_values(p))) for p in chosen}
     state = share.encode_state(calc, texts)
     decoded, notices = share.decode_state(calc, state)
@@ -68,7 +70,9 @@ def test_link_is_readable() -> None:
         ("x" * 9000, {}, "longer than"),
     ],
 )
-def test_hostile_links_are_ignored_with_a_notice(state: str, kept: dict[str, str], notice: str) -> None:
+def test_hostile_links_are_ignored_with_a_notice(
+    state: str, kept: dict[str, str], notice: str
+) -> None:
     inputs, notices = share.decode_state(calculators.REGISTRY["training_compute"], state)
     assert inputs == kept
     assert any(notice in n for n in notices)

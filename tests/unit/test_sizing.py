@@ -170,7 +170,7 @@ def test_gpt3_in_34_days_needs_1024_a100s() -> None:
     result = size()
     assert value(result, "num_gpus") == 1024
     assert value(result, "num_nodes") == 128
-    assert 140e12 / 312e12 == pytest.approx(float(result.inputs["utilization"]), rel=1e-3)  # type: ignore[arg-type]
+    assert pytest.approx(float(result.inputs["utilization"]), rel=1e-3) == 140e12 / 312e12  # type: ignore[arg-type]
     assert value(result, "wall_clock_days") == pytest.approx(34, rel=0.01)
     assert value(result, "gpus_for_deadline") == pytest.approx(1019, abs=1)
 

@@ -152,6 +152,9 @@ export function applyResult(widget, result) {
     if (!output) continue;
     cell.textContent = output.text;
     cell.dataset.value = output.raw;
+    // An output that does not apply to these inputs (n/a) is not shown at all.
+    const row = cell.closest("tr");
+    if (row) row.hidden = output.raw === "";
     cell.title = `${output.raw} ${output.unit}`.trim();
   }
   for (const hint of widget.querySelectorAll("[data-parsed-for]")) {

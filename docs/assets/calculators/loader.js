@@ -72,7 +72,8 @@ function schedule(widget, delay) {
   entry.stopped = false;
   entry.seq += 1; // mark the change at once: nobody reads the old numbers as new
   setState(widget, "loading");
-  entry.timer = setTimeout(() => compute(widget), delay);
+  if (delay === 0) compute(widget); // a submit or a choice: no reason to wait
+  else entry.timer = setTimeout(() => compute(widget), delay);
 }
 
 function bindTools(widget) {
