@@ -13,7 +13,7 @@ from calculators.memory import (
     min_dp_to_fit,
     state_bytes,
 )
-from calculators.model import ARCHITECTURE_PARAMS, Architecture, architecture
+from calculators.model import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, Architecture, architecture
 from calculators.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
 
 GB = 1e9
@@ -140,16 +140,24 @@ def _int(name: str, label: str, default: int, maximum: int, help_text: str) -> P
     return Param(name, label, "int", default, minimum=1, maximum=maximum, help=help_text)
 
 
+GPU_MEMORY_PARAM = Param(
+    "gpu_memory",
+    "GPU memory override",
+    "float",
+    None,
+    unit="B",
+    minimum=0,
+    exclusive_minimum=True,
+    maximum=1e14,
+    optional=True,
+    placeholder="from the GPU",
+    help="E.g. 80 GiB, or what your framework leaves.",
+)
+
 MODEL_MEMORY = Calculator(
     id="model_memory",
     advanced=(
-        "kv_heads",
-        "head_dim",
-        "ffn_hidden",
-        "gated_mlp",
-        "biases",
-        "position_embedding",
-        "tied_embeddings",
+        *ARCHITECTURE_DETAIL,
         "params",
         "gpu_memory",
     ),
@@ -225,19 +233,7 @@ MODEL_MEMORY = Calculator(
             choices=hardware.accelerator_choices(),
             help="Memory capacity from the datasheet (decimal GB).",
         ),
-        Param(
-            "gpu_memory",
-            "GPU memory override",
-            "float",
-            None,
-            unit="B",
-            minimum=0,
-            exclusive_minimum=True,
-            maximum=1e14,
-            optional=True,
-            placeholder="from the GPU",
-            help="E.g. 80 GiB, or what your framework leaves.",
-        ),
+        GPU_MEMORY_PARAM,
     ),
     outputs=(
         Output("weights_bytes", "Weights", "B"),

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 from calculators import hardware
 from calculators.memory import RECOMPUTE_PARAM
 from calculators.model import (
+    ARCHITECTURE_DETAIL,
     ARCHITECTURE_PARAMS,
     architecture,
     matmul_params_per_layer,
@@ -130,13 +131,7 @@ def _mfu(inputs: Inputs) -> Computed:
 MFU = Calculator(
     id="mfu",
     advanced=(
-        "kv_heads",
-        "head_dim",
-        "ffn_hidden",
-        "gated_mlp",
-        "biases",
-        "position_embedding",
-        "tied_embeddings",
+        *ARCHITECTURE_DETAIL,
         "params",
         "tokens_per_second",
         "peak_flops",

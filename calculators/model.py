@@ -308,17 +308,20 @@ def _model_params(inputs: Inputs) -> Computed:
     )
 
 
+#: Architecture inputs most readers leave at their defaults: folded in every form.
+ARCHITECTURE_DETAIL = (
+    "kv_heads",
+    "head_dim",
+    "ffn_hidden",
+    "gated_mlp",
+    "biases",
+    "position_embedding",
+    "tied_embeddings",
+)
+
 MODEL_PARAMS = Calculator(
     id="model_params",
-    advanced=(
-        "kv_heads",
-        "head_dim",
-        "ffn_hidden",
-        "gated_mlp",
-        "biases",
-        "position_embedding",
-        "tied_embeddings",
-    ),
+    advanced=ARCHITECTURE_DETAIL,
     title="Parameters from the architecture",
     summary="Count a transformer's parameters matrix by matrix; Megatron's Eq. 2 for GPT.",
     chapter="dense.md",

@@ -7,9 +7,9 @@ from typing import TYPE_CHECKING
 
 from calculators import charts, hardware
 from calculators.memory import OPTIMIZER_PARAM, PRECISION_PARAM, state_bytes
-from calculators.memory_calc import check_layout
+from calculators.memory_calc import GPU_MEMORY_PARAM, check_layout
 from calculators.mfu import megatron_model_flops_per_token
-from calculators.model import ARCHITECTURE_PARAMS, architecture
+from calculators.model import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
 from calculators.parallel import Cluster, search
 from calculators.spec import Calculator, Computed, Inputs, Output, Param, Table, ValidationError
 
@@ -272,13 +272,7 @@ def _opt_int(name: str, label: str, help_text: str) -> Param:
 PARALLEL_PLAN = Calculator(
     id="parallel_plan",
     advanced=(
-        "kv_heads",
-        "head_dim",
-        "ffn_hidden",
-        "gated_mlp",
-        "biases",
-        "position_embedding",
-        "tied_embeddings",
+        *ARCHITECTURE_DETAIL,
         "peak_flops",
         "gpu_memory",
         "intra_node_bandwidth",
@@ -349,18 +343,7 @@ PARALLEL_PLAN = Calculator(
             optional=True,
             placeholder="from the GPU",
         ),
-        Param(
-            "gpu_memory",
-            "GPU memory override",
-            "float",
-            None,
-            unit="B",
-            minimum=0,
-            exclusive_minimum=True,
-            maximum=1e14,
-            optional=True,
-            placeholder="from the GPU",
-        ),
+        GPU_MEMORY_PARAM,
         Param(
             "intra_node_bandwidth",
             "Intra-node bandwidth per GPU",

@@ -68,7 +68,7 @@ def test_runaway_compute_is_stopped_and_the_runtime_restarts(
         response = route.fetch()
         body = response.text().replace(
             "const started = performance.now();",
-            'if (message.inputs.params === "666B") { for (;;) {} }\n  '
+            'if (String(message.payload).includes(\'"666B"\')) { for (;;) {} }\n    '
             "const started = performance.now();")
         route.fulfill(response=response, body=body)
 

@@ -60,6 +60,7 @@ def test_bad_value_shows_error_keeps_results_and_recovers(
 ) -> None:
     page, watch = watched_page
     page.goto(f"{site_url}/compute/")
+    page.click(f"{WIDGET} details.bm-calc__more > summary")  # peak_flops is under "More inputs"
     for field, bad in BAD_VALUES:
         before = _value(page, "gpu_hours")
         page.fill(f"{WIDGET} [name={field}]", bad)

@@ -46,7 +46,12 @@ self.addEventListener("message", async (event) => {
     answer = { ok: false, error: { input: "calculator", message: "the live runtime is unavailable" } };
   } else {
     const started = performance.now();
-    answer = JSON.parse(bridgeCall(String(message.op), String(message.payload)));
+    try {
+      answer = JSON.parse(bridgeCall(String(message.op), String(message.payload)));
+    } catch (err) {
+      // The bridge answers every error as data; this is the last line of defence.
+      answer = { ok: false, error: { input: "calculator", message: `internal error: ${err}` } };
+    }
     answer.ms = performance.now() - started;
   }
   postMessage({ type: "answer", id: message.id, answer });
