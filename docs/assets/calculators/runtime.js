@@ -61,6 +61,7 @@ function onMessage(event) {
   if (message.type === "ready") {
     runtime.state = "ready";
     performance.mark("bm:runtime-ready");
+    window.__bmBoot = message.timings || {};
     settleWaiters(null);
     emit("ready");
   } else if (message.type === "failed") {

@@ -6,6 +6,11 @@ import { RUNTIME } from "./runtime-config.js";
 const indexURL = new URL(RUNTIME.indexURL, import.meta.url).href;
 const lockFileURL = new URL(RUNTIME.lockFileURL, import.meta.url).href;
 let bridgeCall = null;
+// Boot phases, as epoch milliseconds, reported with "ready" (make bench prints them).
+const timings = { start: performance.timeOrigin + performance.now() };
+const stamp = (name) => {
+  timings[name] = performance.timeOrigin + performance.now();
+};
 
 // Pyodide never settles if WebAssembly cannot be compiled (disabled, or a policy
 // without 'wasm-unsafe-eval'), so check with an empty module first and fail fast.
@@ -22,6 +27,7 @@ async function checkWebAssembly() {
 async function boot() {
   await checkWebAssembly();
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
+  stamp("module");
   const pyodide = await loadPyodide({
     indexURL,
     lockFileURL,
@@ -29,11 +35,13 @@ async function boot() {
     stdout: () => {},
     stderr: () => {},
   });
+  stamp("pyodide");
   bridgeCall = pyodide.pyimport("calculators.bridge").call;
+  stamp("imported");
 }
 
 const booting = boot().then(
-  () => postMessage({ type: "ready" }),
+  () => postMessage({ type: "ready", timings }),
   (err) => postMessage({ type: "failed", message: String(err && err.message ? err.message : err) }),
 );
 
