@@ -65,7 +65,8 @@ build: setup
 
 serve: build
 	@echo "Serving the guide on http://$(HOST):$(PORT) (Ctrl-C to stop)"
-	$(BIN)/mkdocs serve --strict --dev-addr $(HOST):$(PORT)
+	@# No live-reload: it injects an inline script, which the site's CSP forbids.
+	SITE_URL="$${SITE_URL:-http://$(HOST):$(PORT)/}" $(BIN)/mkdocs serve --strict --no-livereload --dev-addr $(HOST):$(PORT)
 
 lint: setup
 	$(BIN)/ruff check calculators bigmodel_guide tests scripts
