@@ -185,7 +185,7 @@ def _collective_time(inputs: Inputs) -> Computed:
 
 COLLECTIVE_TIME = Calculator(
     id="collective_time",
-    advanced=('efficiency', 'intra_node_bandwidth', 'inter_node_bandwidth', 'inter_node_latency'),
+    advanced=("efficiency", "intra_node_bandwidth", "inter_node_bandwidth", "inter_node_latency"),
     title="Collective time, algorithm and bus bandwidth",
     summary="Alpha-beta time of allreduce, reduce-scatter, allgather, alltoall or "
             "broadcast; algbw and busbw as nccl-tests reports them.",

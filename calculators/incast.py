@@ -127,7 +127,7 @@ def _incast(inputs: Inputs) -> Computed:
 
 INCAST = Calculator(
     id="incast",
-    advanced=('ecn_threshold_bytes', 'feedback_delay', 'cnp_interval', 'retransmission_timeout'),
+    advanced=("ecn_threshold_bytes", "feedback_delay", "cnp_interval", "retransmission_timeout"),
     title="Incast at a switch port: queue, drops, PFC pauses, DCQCN",
     summary="Fluid model of n senders into one port (or an alltoall as n incasts), with "
             "and without PFC / ECN back-pressure.",
