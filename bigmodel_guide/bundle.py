@@ -43,6 +43,10 @@ class BundleError(RuntimeError):
     """A prerequisite of the browser bundle is missing or a tool failed."""
 
 
+SNAPSHOT_NAME = "snapshot.bin"
+SNAPSHOT_SCRIPT = Path(__file__).with_name("snapshot.mjs")
+
+
 @dataclass(frozen=True)
 class Bundle:
     """What the bundle step produced, in the cache directory."""
@@ -50,6 +54,7 @@ class Bundle:
     wheel: Path
     lock: Path
     package: str
+    snapshot: Path | None = None
 
 
 def source_hash(package_dir: Path) -> str:
@@ -108,7 +113,30 @@ def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
     out.write_text(json.dumps(lock, indent=1, sort_keys=True), encoding="utf-8")
 
 
-def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path) -> Bundle:
+def make_snapshot(pyodide_dir: Path, cache_dir: Path) -> Path:
+    """A memory snapshot of the pinned runtime just after start-up (Pyodide's unstable
+    ``_makeSnapshot`` API), cached by runtime version and script; needs Node."""
+    node = shutil.which("node")
+    if node is None:
+        raise BundleError("node is needed to make the runtime's memory snapshot "
+                          "(or set memory_snapshot: false)")
+    digest = hashlib.sha256(SNAPSHOT_SCRIPT.read_bytes())
+    digest.update((pyodide_dir / "package.json").read_bytes())
+    digest.update((pyodide_dir / "pyodide.asm.wasm").read_bytes()[:1 << 20])
+    target = cache_dir / f"snapshot-{digest.hexdigest()[:12]}" / SNAPSHOT_NAME
+    if not target.exists():
+        target.parent.mkdir(parents=True, exist_ok=True)
+        partial = target.with_suffix(".part")
+        done = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(partial)],
+                              capture_output=True, text=True, check=False, timeout=300)
+        if done.returncode != 0 or not partial.exists():
+            raise BundleError(f"making the memory snapshot failed: {done.stderr[-1500:]}")
+        partial.replace(target)
+    return target
+
+
+def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path,
+            snapshot: bool = False) -> Bundle:
     """Build (or reuse from the cache) the wheel and the site-local lock."""
     npm_lock = pyodide_dir / LOCK_NAME
     if not npm_lock.exists():
@@ -125,7 +153,8 @@ def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path) -
         wheel = build_wheel(package_dir, target, version)
         make_lock(tool, npm_lock, wheel, lock)
         wheels = [wheel]
-    return Bundle(wheel=wheels[0], lock=lock, package=DIST_NAME)
+    made = make_snapshot(pyodide_dir, cache_dir) if snapshot else None
+    return Bundle(wheel=wheels[0], lock=lock, package=DIST_NAME, snapshot=made)
 
 
 def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str | None) -> None:
@@ -137,12 +166,17 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
             shutil.copy2(pyodide_dir / name, runtime_dir / name)
     shutil.copy2(bundle.wheel, runtime_dir / bundle.wheel.name)
     shutil.copy2(bundle.lock, runtime_dir / LOCK_NAME)
+    if bundle.snapshot is not None:
+        shutil.copy2(bundle.snapshot, runtime_dir / SNAPSHOT_NAME)
     config = {
         # Relative to the worker script (assets/calculators/worker.js).
         "indexURL": runtime_url or "../../pyodide/",
         "lockFileURL": "../../pyodide/" + LOCK_NAME,
         "package": bundle.package,
         "wheel": bundle.wheel.name,
+        # Only with the self-hosted runtime: a snapshot is locked to the exact build.
+        "snapshotURL": "../../pyodide/" + SNAPSHOT_NAME
+        if bundle.snapshot is not None and runtime_url is None else None,
     }
     script = site_dir / "assets" / "calculators" / "runtime-config.js"
     script.parent.mkdir(parents=True, exist_ok=True)

@@ -133,6 +133,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
                 pyodide_dir=root / self.config.pyodide_dir,
                 tool=root / self.config.lockfile_tool,
                 cache_dir=root / self.config.cache_dir,
+                snapshot=self.config.memory_snapshot and self.config.runtime_url is None,
             )
             bundle.install(
                 made, root / self.config.pyodide_dir, Path(config.site_dir), self.config.runtime_url

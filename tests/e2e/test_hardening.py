@@ -124,3 +124,30 @@ def test_policy_without_wasm_reports_runtime_unavailable(
     page.wait_for_selector(f'{WIDGET}[data-runtime="failed"]', timeout=LIVE_MS)
     assert "unavailable" in (page.text_content(f"{WIDGET} [data-status]") or "")
     assert page.get_attribute(f'{WIDGET} [data-output="total_flops"]', "data-value") == before
+
+
+def test_unusable_memory_snapshot_falls_back_to_a_normal_start(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    page, watch = watched_page
+    page.route("**/pyodide/snapshot.bin", lambda route: route.fulfill(status=200, body=b"junk"))
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)
+    raw = page.get_attribute(f'{WIDGET} [data-output="total_flops"]', "data-value")
+    assert float(raw or "nan") == calculators.compute("training_compute", params="70B").value(
+        "total_flops")
+    assert page.evaluate("window.__bmBoot.snapshot") is None  # started without it
+    watch.console_errors = [e for e in watch.console_errors if "snapshot" not in e.lower()]
+    watch.assert_clean()
+
+
+def test_live_runtime_starts_from_the_memory_snapshot(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)
+    assert page.evaluate("window.__bmBoot.snapshot") is True
+    watch.assert_clean()

@@ -1,13 +1,17 @@
 // Load the pinned Pyodide from node_modules, install the calculators wheel, and run
 // every case through the same JSON bridge the browser worker uses.
-// usage: node run_calculators.mjs <wheel> <cases.json>  -> JSON array of answers on stdout
+// usage: node run_calculators.mjs <wheel> <cases.json> [<memory snapshot>]
+//   -> {"python", "answers"} on stdout; with a snapshot, the runtime starts from it,
+//   as the site's worker does.
 import { readFile } from "node:fs/promises";
 import { pathToFileURL } from "node:url";
 import { loadPyodide } from "pyodide";
 
-const [wheel, casesPath] = process.argv.slice(2);
+const [wheel, casesPath, snapshotPath] = process.argv.slice(2);
 const cases = JSON.parse(await readFile(casesPath, "utf8"));
-const pyodide = await loadPyodide({ stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") });
+const options = { stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") };
+if (snapshotPath) options._loadSnapshot = await readFile(snapshotPath);
+const pyodide = await loadPyodide(options);
 await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
 const compute = pyodide.pyimport("calculators.bridge").compute_json;
 const version = pyodide.runPython("import sys; sys.version.split()[0]");

@@ -36,10 +36,12 @@ def _cases() -> list[tuple[str, dict[str, object]]]:
     return cases
 
 
-@pytest.fixture(scope="module")
+@pytest.fixture(scope="module", params=["fresh start", "memory snapshot"])
 def pyodide_answers(
+    request: pytest.FixtureRequest,
     tmp_path_factory: pytest.TempPathFactory,
 ) -> tuple[list[tuple[str, dict[str, object]]], dict[str, object]]:
+    """Every case in Pyodide, started normally and from the site's memory snapshot."""
     if shutil.which("node") is None:
         pytest.fail("node is needed for the Pyodide tier (make setup installs the runtime)")
     work = tmp_path_factory.mktemp("pyodide")
@@ -48,6 +50,7 @@ def pyodide_answers(
         pyodide_dir=ROOT / "node_modules" / "pyodide",
         tool=ROOT / ".venv-pyodide" / "bin" / "pyodide",
         cache_dir=work / "cache",
+        snapshot=request.param == "memory snapshot",
     )
     cases = _cases()
     cases_file = work / "cases.json"
@@ -58,6 +61,7 @@ def pyodide_answers(
             str(ROOT / "tests" / "pyodide" / "run_calculators.mjs"),
             str(made.wheel),
             str(cases_file),
+            *([str(made.snapshot)] if made.snapshot else []),
         ],
         cwd=ROOT,
         capture_output=True,

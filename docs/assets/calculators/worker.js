@@ -24,17 +24,37 @@ async function checkWebAssembly() {
   }
 }
 
+// The memory snapshot (made at build time by the same runtime) skips Python's start-up;
+// it is fetched at once, in parallel with the runtime's own files.
+const snapshot = RUNTIME.snapshotURL
+  ? fetch(new URL(RUNTIME.snapshotURL, import.meta.url).href).then((r) => {
+    if (!r.ok) throw new Error(`snapshot: HTTP ${r.status}`);
+    return r.arrayBuffer();
+  })
+  : null;
+
+async function start(loadPyodide, fromSnapshot) {
+  const options = { indexURL, lockFileURL, stdout: () => {}, stderr: () => {} };
+  if (fromSnapshot) options._loadSnapshot = await snapshot;
+  const pyodide = await loadPyodide(options);
+  await pyodide.loadPackage(RUNTIME.package, { messageCallback: () => {} });
+  return pyodide;
+}
+
 async function boot() {
   await checkWebAssembly();
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   stamp("module");
-  const pyodide = await loadPyodide({
-    indexURL,
-    lockFileURL,
-    packages: [RUNTIME.package],
-    stdout: () => {},
-    stderr: () => {},
-  });
+  let pyodide = null;
+  if (snapshot) {
+    try {
+      pyodide = await start(loadPyodide, true);
+      timings.snapshot = true;
+    } catch {
+      pyodide = null; // an unusable snapshot costs only the attempt: start normally
+    }
+  }
+  if (!pyodide) pyodide = await start(loadPyodide, false);
   stamp("pyodide");
   bridgeCall = pyodide.pyimport("calculators.bridge").call;
   stamp("imported");
