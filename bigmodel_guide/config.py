@@ -27,7 +27,7 @@ class CalculatorsConfig(Config):  # type: ignore[no-untyped-call]
     """Ship a memory snapshot of the runtime taken just after start-up (made at build
     time with Node by the same pinned Pyodide); the worker starts from it and falls back
     to a normal start if it cannot. Saves about half of the runtime's start time at
-    the price of a larger download (31 MB, about 6 MB compressed)."""
+    the price of a larger download: about 6 MB (gzipped; 31 MB inflated)."""
 
     cache_dir = c.Type(str, default="build/pyodide-bundle")
     """Where built wheels and locks are kept between builds, keyed by source hash."""

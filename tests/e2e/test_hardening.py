@@ -130,7 +130,7 @@ def test_unusable_memory_snapshot_falls_back_to_a_normal_start(
     site_url: str, watched_page: tuple[Page, Watch]
 ) -> None:
     page, watch = watched_page
-    page.route("**/pyodide/snapshot.bin", lambda route: route.fulfill(status=200, body=b"junk"))
+    page.route("**/pyodide/snapshot.bin.gz", lambda route: route.fulfill(status=200, body=b"junk"))
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)

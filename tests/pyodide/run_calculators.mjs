@@ -4,13 +4,14 @@
 //   -> {"python", "answers"} on stdout; with a snapshot, the runtime starts from it,
 //   as the site's worker does.
 import { readFile } from "node:fs/promises";
+import { gunzipSync } from "node:zlib";
 import { pathToFileURL } from "node:url";
 import { loadPyodide } from "pyodide";
 
 const [wheel, casesPath, snapshotPath] = process.argv.slice(2);
 const cases = JSON.parse(await readFile(casesPath, "utf8"));
 const options = { stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") };
-if (snapshotPath) options._loadSnapshot = await readFile(snapshotPath);
+if (snapshotPath) options._loadSnapshot = gunzipSync(await readFile(snapshotPath));
 const pyodide = await loadPyodide(options);
 await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
 const compute = pyodide.pyimport("calculators.bridge").compute_json;

@@ -25,13 +25,21 @@ async function checkWebAssembly() {
 }
 
 // The memory snapshot (made at build time by the same runtime) skips Python's start-up;
-// it is fetched at once, in parallel with the runtime's own files.
-const snapshot = RUNTIME.snapshotURL
-  ? fetch(new URL(RUNTIME.snapshotURL, import.meta.url).href).then((r) => {
-    if (!r.ok) throw new Error(`snapshot: HTTP ${r.status}`);
-    return r.arrayBuffer();
-  })
+// it is fetched at once, in parallel with the runtime's own files. It is stored
+// gzipped; a host that already decoded it (Content-Encoding) hands over the raw bytes.
+async function fetchSnapshot(url) {
+  const response = await fetch(url);
+  if (!response.ok) throw new Error(`snapshot: HTTP ${response.status}`);
+  const bytes = new Uint8Array(await response.arrayBuffer());
+  if (bytes[0] !== 0x1f || bytes[1] !== 0x8b) return bytes;
+  const inflated = new Blob([bytes]).stream().pipeThrough(new DecompressionStream("gzip"));
+  return new Uint8Array(await new Response(inflated).arrayBuffer());
+}
+
+const snapshot = RUNTIME.snapshotURL && typeof DecompressionStream !== "undefined"
+  ? fetchSnapshot(new URL(RUNTIME.snapshotURL, import.meta.url).href)
   : null;
+if (snapshot) snapshot.catch(() => {}); // a failure is handled where it is awaited
 
 async function start(loadPyodide, fromSnapshot) {
   const options = { indexURL, lockFileURL, stdout: () => {}, stderr: () => {} };
