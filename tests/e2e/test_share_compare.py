@@ -109,7 +109,9 @@ def test_link_restored_after_instant_navigation(
     page.goto(f"{site_url}/")
     page.evaluate("window.__same_document = true")
     page.evaluate("""() => { const a = document.createElement('a');
-        a.href = 'compute/?training_compute=params:8B#gpt3-worked-example'; a.id = 'go';
+        // Absolute, so that a hover prefetch after the swap cannot re-resolve it.
+        const link = 'compute/?training_compute=params:8B#gpt3-worked-example';
+        a.href = new URL(link, location.href).href; a.id = 'go';
         a.textContent = 'go'; document.querySelector('article').append(a); }""")
     page.click("#go")
     page.wait_for_url("**/compute/**")
