@@ -16,7 +16,6 @@ import calculators
 from calculators.spec import ValidationError
 
 FENCE_NAME = "calculator"
-RESERVED_KEYS = ("id", "anchor")
 _OPENING = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*calculator\s*$")
 _ANCHOR = re.compile(r"^[A-Za-z][A-Za-z0-9_-]{0,80}$")
 

@@ -7,6 +7,7 @@ The planner (parallel.py) uses the same two functions for its compute time and M
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from calculators import hardware
@@ -220,14 +221,8 @@ MFU = Calculator(
             help="E.g. 275 TFLOP/s for TPU v4 (PaLM).",
         ),
         FLOP_COUNT_PARAM,
-        Param(
-            "recompute",
-            RECOMPUTE_PARAM.label,
-            "choice",
-            "full",
-            choices=RECOMPUTE_PARAM.choices,
-            help=RECOMPUTE_PARAM.help,
-        ),
+        # The shared declaration; a measured Megatron run recomputes fully by default.
+        replace(RECOMPUTE_PARAM, default="full"),
     ),
     outputs=(
         Output("model_flops_per_token", "Model FLOPs per token", "FLOP", "sci"),

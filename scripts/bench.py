@@ -9,8 +9,6 @@ the same session, so ``cold_ratio_vs_bare`` compares like with like.
 from __future__ import annotations
 
 import contextlib
-import functools
-import http.server
 import json
 import os
 import shutil
@@ -18,15 +16,17 @@ import statistics
 import subprocess
 import sys
 import tempfile
-import threading
 import time
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import http.server
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from tests.conftest import QuietHandler  # noqa: E402
+from tests.conftest import QuietHandler, start_server  # noqa: E402
 from tests.e2e.conftest import CHROMIUM_ARGS, chromium_path  # noqa: E402
 
 RUNS = int(os.environ.get("BENCH_RUNS", "5"))
@@ -92,11 +92,7 @@ class CountingHandler(QuietHandler):
 def serve(site: Path) -> tuple[http.server.ThreadingHTTPServer, list[tuple[float, str, int]]]:
     sent: list[tuple[float, str, int]] = []
     handler = type("Handler", (CountingHandler,), {"sent": sent})
-    server = http.server.ThreadingHTTPServer(
-        ("127.0.0.1", 0), functools.partial(handler, directory=str(site))
-    )
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    return server, sent
+    return start_server(site, handler), sent
 
 
 def build(site: Path, site_url: str) -> float:

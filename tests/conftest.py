@@ -42,6 +42,16 @@ class QuietHandler(http.server.SimpleHTTPRequestHandler):
         return
 
 
+def start_server(
+    root: Path, handler: type[http.server.SimpleHTTPRequestHandler] = QuietHandler
+) -> http.server.ThreadingHTTPServer:
+    """Serve ``root`` on 127.0.0.1 at a free port, in a daemon thread; shut it down after."""
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(handler, directory=str(root)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    return server
+
+
 @dataclass(frozen=True)
 class SiteServer:
     root: Path
@@ -59,10 +69,7 @@ def site_server(
     """
     prebuilt = request.config.getoption("--prebuilt-site")
     root = Path(prebuilt).resolve() if prebuilt else tmp_path_factory.mktemp("site")
-    handler = functools.partial(QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
-    thread.start()
+    server = start_server(root)
     yield SiteServer(root, f"http://127.0.0.1:{server.server_address[1]}")
     server.shutdown()
 

@@ -2,15 +2,12 @@
 
 from __future__ import annotations
 
-import functools
-import http.server
-import threading
 from typing import TYPE_CHECKING
 
 import pytest
 
 import calculators
-from tests.conftest import QuietHandler, build_site
+from tests.conftest import build_site, start_server
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -25,9 +22,7 @@ W = "#gpt3-worked-example"
 @pytest.fixture(scope="module")
 def subpath_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     root: Path = tmp_path_factory.mktemp("pages")
-    handler = functools.partial(QuietHandler, directory=str(root))
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), handler)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
+    server = start_server(root)
     base = f"http://127.0.0.1:{server.server_address[1]}/bigmodel-guide/"
     done = build_site(root / "bigmodel-guide", base)
     assert done.returncode == 0, done.stdout + done.stderr
