@@ -9,11 +9,20 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from xml.sax.saxutils import escape
+from html import escape as _escape_html
 
 WIDTH, HEIGHT = 640, 320
 LEFT, RIGHT, TOP, BOTTOM = 72, 16, 16, 48
 LEGEND_WIDTH = 136  # room kept on the right by ``stacked_bar_chart(legend_right=True)``
+
+
+def escape(text: str) -> str:
+    """Escape text for SVG character data (&, <, >), like xml.sax.saxutils.escape.
+
+    html.escape is used because xml.sax.saxutils imports urllib.request (and with it
+    http.client, email, ssl): about 0.4 s of a reader's first chart under Pyodide.
+    """
+    return _escape_html(text, quote=False)
 
 
 @dataclass(frozen=True)

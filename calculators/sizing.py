@@ -47,8 +47,8 @@ _DECLARED: tuple[Param, ...] = (
           help="Dense: sized by compute, then laid out by the TP x PP x DP planner. Sparse: "
                "sized by the dense part's compute, then by the embedding tables' memory and "
                "the PS-or-collective choice."),
-    Param("deadline_days", "Deadline", "float", 34.0, unit="days", minimum=0,
-          exclusive_minimum=True, maximum=3650,
+    Param("deadline_days", "Deadline", "float", 34.0, unit="days", minimum=0.01,
+          maximum=3650,
           help="Wall-clock days the training run may take. Default 34: Narayanan et al. "
                "2021's estimate for GPT-3 on 1,024 A100s (Sec. 5.1)."),
     replace(TRAINING_COMPUTE.param("utilization"), default=0.4487,
@@ -62,8 +62,8 @@ _DECLARED: tuple[Param, ...] = (
                  "(Kaplan et al. 2020, Sec. 2.1)."),
     # --- dense: the model and its data
     *ARCHITECTURE_PARAMS,
-    Param("params", "Parameters N (override)", "float", None, unit="param", minimum=0,
-          exclusive_minimum=True, maximum=1e16, optional=True,
+    Param("params", "Parameters N (override)", "float", None, unit="param", minimum=1,
+          maximum=1e16, optional=True,
           placeholder="from the architecture",
           help="N in C = 6ND. Blank: counted from the architecture (model_params). The "
                "planner always uses the architecture."),
@@ -74,8 +74,8 @@ _DECLARED: tuple[Param, ...] = (
                "GPT-3 on 1,024 A100s: 1,536 (Narayanan et al. 2021, Sec. 5.1)."),
     PRECISION_PARAM,
     OPTIMIZER_PARAM,
-    Param("bytes_per_token", "Stored bytes per token", "float", None, unit="B", minimum=0,
-          exclusive_minimum=True, maximum=1e6, optional=True,
+    Param("bytes_per_token", "Stored bytes per token", "float", None, unit="B", minimum=1e-3,
+          maximum=1e6, optional=True,
           placeholder="2 or 4 by vocabulary",
           help="Tokenised training data on disk. Blank: 2 B (uint16) when the vocabulary "
                "fits in 65,536 IDs, else 4 B (int32), as Megatron-LM's indexed datasets "
@@ -85,12 +85,12 @@ _DECLARED: tuple[Param, ...] = (
           minimum=1, maximum=1e15,
           help="Sparse models. 500 billion logged impressions is an assumption of "
                "industrial scale (Criteo 1TB has 4.2 billion)."),
-    Param("bytes_per_sample", "Bytes per sample", "float", 5e3, unit="B", minimum=0,
-          exclusive_minimum=True, maximum=1e9,
+    Param("bytes_per_sample", "Bytes per sample", "float", 5e3, unit="B", minimum=1e-3,
+          maximum=1e9,
           help="Sparse models. 160 B for DLRM's binary Criteo; production samples with "
                "thousands of features run to kilobytes (5 kB is an assumption)."),
-    Param("epochs", "Epochs", "float", 1.0, minimum=0, exclusive_minimum=True,
-          maximum=1e4, help="Sparse models: passes over the samples (usually one)."),
+    Param("epochs", "Epochs", "float", 1.0, minimum=1e-3, maximum=1e4,
+          help="Sparse models: passes over the samples (usually one)."),
     replace(_sparse_param("batch_size"), label="Samples per step"),
     _sparse_param("dense_params"),
     replace(_TABLES["tables"], help=_TABLES["tables"].help + " Sparse models only."),

@@ -148,6 +148,8 @@ def _recommend(inputs: Inputs, job: Job, ps: PsStep, *, coll_time: float, min_gp
                               f"the tables (have {job.servers:,}).")
     if coll_time == 0:
         return "collective", "Collective: one GPU holds everything and communicates nothing."
+    if ps.time_s == 0:
+        return "ps", "PS: the servers hold everything and nothing crosses the network."
     if coll_time <= ps.time_s:
         return "collective", (f"Collective: {ps.time_s / coll_time:.2g}x less communication "
                               f"per step ({fmt(coll_time, 's', 'si')} against "
@@ -226,12 +228,12 @@ SPARSE_TRAINING = Calculator(
               maximum=1e9, help="Samples per step over all workers."),
         Param("num_sparse_features", "Sparse features", "int", 100, minimum=1, maximum=100_000,
               help="Categorical features, one embedding table each (Criteo: 26)."),
-        Param("pooling_factor", "IDs per feature per sample", "float", 10.0, minimum=0,
-              exclusive_minimum=True, maximum=1e5,
+        Param("pooling_factor", "IDs per feature per sample", "float", 10.0, minimum=1e-3,
+              maximum=1e5,
               help="Multi-hot features look up several rows and pool them (sum or mean); "
                    "Criteo has 1. 10 is an assumption."),
         Param("unique_ratio", "Unique fraction after de-duplication", "float", 0.5, unit="1",
-              minimum=0, exclusive_minimum=True, maximum=1,
+              minimum=1e-6, maximum=1,
               help="Share of a worker's IDs left after removing repeats within its batch; "
                    "popular items repeat, so real data is well below 1 (an assumption)."),
         Param("embedding_dim", "Embedding dimension", "int", 128, minimum=1,
@@ -254,7 +256,7 @@ SPARSE_TRAINING = Calculator(
         Param("asynchronous", "Asynchronous training", "bool", False,
               help="Workers never wait for each other; only a PS supports it."),
         Param("embedding_bytes", "Tables + optimizer state", "float", 2e12, unit="B",
-              minimum=0, exclusive_minimum=True, maximum=1e17,
+              minimum=1, maximum=1e17,
               help="From embedding_memory; 2 TB is an assumption."),
         *embeddings.gpu_params(),
         Param("host_memory", "Memory per PS server", "float", 1e12, unit="B", minimum=1e6,
@@ -263,7 +265,7 @@ SPARSE_TRAINING = Calculator(
               maximum=0.95, help="OS, buffers and hash-map overhead (an assumption).",
               advanced=True),
         Param("target_step_time", "Target communication time per step", "float", 0.1,
-              unit="s", minimum=0, exclusive_minimum=True, maximum=1e4,
+              unit="s", minimum=1e-6, maximum=1e4,
               help="For the number of PS servers needed."),
         *network_params(),
     ),
