@@ -47,7 +47,9 @@ SECOND_PAGES = (
 FIRST_LIVE_PAGE = ("/dense/", "#gpt3-parameters [name=layers]", "80")
 RECOMPUTE_PAGE = "/compute/"
 NAVIGATE_AND_COMPUTE = """async ([href, sel]) => {
-  document.querySelectorAll("[data-calc]").forEach((w) => { w.dataset.old = "1"; });
+  // The widgets on screen now, held by reference: marking them (an attribute) would
+  // make the page restyle them and add to what is measured.
+  const before = new Set(document.querySelectorAll("[data-calc]"));
   const link = [...document.querySelectorAll("a.md-nav__link")]
     .find((a) => a.getAttribute("href").endsWith(href));
   // MutationObservers report in the same task as the change, so neither waiting for
@@ -65,7 +67,7 @@ NAVIGATE_AND_COMPUTE = """async ([href, sel]) => {
   });
   const started = performance.now();
   const bound = whenState(document.body, () => [...document.querySelectorAll(sel)]
-    .find((w) => !w.dataset.old && w.dataset.state === "ready"));
+    .find((w) => !before.has(w) && w.dataset.state === "ready"));
   link.click();
   const widget = await bound;
   // Submit the moment the new widget is bound: when the page itself recomputes a widget
