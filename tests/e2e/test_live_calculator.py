@@ -113,6 +113,31 @@ def test_runtime_survives_instant_navigation(
     watch.assert_clean()
 
 
+def test_focus_is_released_only_when_an_instant_link_leaves_the_page(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    """The loader blurs the focused element when Material takes over a link to another
+    page, at the click, before the swap removes it (which would make Blink restyle the
+    whole outgoing page); a link within the page leaves focus alone. Clicked from script,
+    so the browser itself moves no focus and only the loader's handler can."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    click_and_report = """(selector) => {
+      document.querySelector(selector).click();
+      return document.activeElement.tagName;
+    }"""
+    page.focus(f"{WIDGET} [name=params]")
+    within = page.evaluate(click_and_report, ".md-sidebar--secondary li:nth-child(2) a")
+    assert within == "INPUT"
+    assert page.url.startswith(f"{site_url}/compute/#")
+    page.focus(f"{WIDGET} [name=params]")
+    leaving = page.evaluate(click_and_report, "a.md-nav__link[href$='dense/']")
+    assert leaving == "BODY"
+    page.wait_for_url("**/dense/")
+    page.wait_for_selector("#gpt3-parameters[data-calc]")
+    watch.assert_clean()
+
+
 def test_runtime_failure_keeps_prerendered_numbers(
     site_url: str, watched_page: tuple[Page, Watch]
 ) -> None:
