@@ -160,27 +160,15 @@ TRAINING_COMPUTE = Calculator(
             choices=hardware.accelerator_choices(),
             help="Peak dense BF16 throughput and power from each vendor's datasheet.",
         ),
-        Param(
-            "peak_flops",
-            "Peak FLOP/s override",
-            "float",
-            None,
-            unit="FLOP/s",
-            # Floors far below any real value (1 GFLOP/s here, 0.1% MFU below) keep
-            # C / (peak x MFU) finite at every corner of the bounds (test_extremes).
-            minimum=1e9,
-            maximum=1e17,
-            optional=True,
-            placeholder="from the accelerator",
-            help="Leave blank for the catalogue's dense BF16 peak.",
-            advanced=True,
-        ),
+        hardware.PEAK_FLOPS_PARAM,
         Param(
             "utilization",
             "Achieved fraction of peak (MFU)",
             "float",
             0.4,
             unit="1",
+            # A floor far below any real run (0.1%), like the peak's: C / (peak x MFU)
+            # stays finite at every corner of the bounds.
             minimum=1e-3,
             maximum=1,
             help="Default 0.40: Llama 3 405B reached 38-43% BF16 MFU on 8K-16K H100s "

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calculators.spec import Choice
+from calculators.spec import Choice, Param
 
 GB = 1e9
 TFLOP = 1e12
@@ -151,6 +151,24 @@ def accelerator_choices() -> tuple[Choice, ...]:
 
 def get(accelerator_id: str) -> Accelerator:
     return ACCELERATORS[accelerator_id]
+
+
+#: The override of the catalogue's peak, shared by every calculator that divides by it.
+PEAK_FLOPS_PARAM = Param(
+    "peak_flops",
+    "Peak FLOP/s override",
+    "float",
+    None,
+    unit="FLOP/s",
+    # A floor far below any real accelerator (1 GFLOP/s) keeps everything divided by
+    # the peak finite at every corner of the bounds (tests/unit/test_extremes.py).
+    minimum=1e9,
+    maximum=1e17,
+    optional=True,
+    placeholder="from the accelerator",
+    help="Blank: the catalogue's dense BF16 peak for the chosen accelerator.",
+    advanced=True,
+)
 
 
 @dataclass(frozen=True)

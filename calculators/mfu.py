@@ -135,7 +135,6 @@ MFU = Calculator(
         *ARCHITECTURE_DETAIL,
         "params",
         "tokens_per_second",
-        "peak_flops",
     ),
     title="Model and hardware FLOPs utilisation of a run",
     summary="MFU = tokens/s x model FLOPs per token / (GPUs x peak); HFU also counts "
@@ -208,18 +207,8 @@ MFU = Calculator(
             choices=hardware.accelerator_choices(),
             help="Dense BF16 peak from the datasheet.",
         ),
-        Param(
-            "peak_flops",
-            "Peak FLOP/s override",
-            "float",
-            None,
-            unit="FLOP/s",
-            minimum=1e9,
-            maximum=1e17,
-            optional=True,
-            placeholder="from the GPU",
-            help="E.g. 275 TFLOP/s for TPU v4 (PaLM).",
-        ),
+        replace(hardware.PEAK_FLOPS_PARAM, help="Blank: the catalogue's dense BF16 peak. "
+                "E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
         FLOP_COUNT_PARAM,
         # The shared declaration; a measured Megatron run recomputes fully by default.
         replace(RECOMPUTE_PARAM, default="full"),

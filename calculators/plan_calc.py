@@ -273,7 +273,6 @@ PARALLEL_PLAN = Calculator(
     id="parallel_plan",
     advanced=(
         *ARCHITECTURE_DETAIL,
-        "peak_flops",
         "gpu_memory",
         "intra_node_bandwidth",
         "inter_node_bandwidth",
@@ -332,17 +331,7 @@ PARALLEL_PLAN = Calculator(
             choices=hardware.accelerator_choices(),
             help="Peak dense BF16 FLOP/s, memory and NVLink bandwidth from the datasheet.",
         ),
-        Param(
-            "peak_flops",
-            "Peak FLOP/s override",
-            "float",
-            None,
-            unit="FLOP/s",
-            minimum=1e9,
-            maximum=1e17,
-            optional=True,
-            placeholder="from the GPU",
-        ),
+        hardware.PEAK_FLOPS_PARAM,
         GPU_MEMORY_PARAM,
         Param(
             "intra_node_bandwidth",

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from calculators import embeddings, hardware
 from calculators.compute import TRAINING_COMPUTE
+from calculators.data_pipeline import DATA_PIPELINE
 from calculators.memory import OPTIMIZER_PARAM, PRECISION_PARAM
 from calculators.model import ARCHITECTURE_PARAMS
 from calculators.sizing_common import Machine, Report
@@ -81,16 +82,15 @@ _DECLARED: tuple[Param, ...] = (
                "fits in 65,536 IDs, else 4 B (int32), as Megatron-LM's indexed datasets "
                "store them."),
     # --- sparse: the model and its data
-    Param("dataset_samples", "Samples in the dataset", "float", 500e9, unit="sample",
-          minimum=1, maximum=1e15,
-          help="Sparse models. 500 billion logged impressions is an assumption of "
-               "industrial scale (Criteo 1TB has 4.2 billion)."),
-    Param("bytes_per_sample", "Bytes per sample", "float", 5e3, unit="B", minimum=1e-3,
-          maximum=1e9,
-          help="Sparse models. 160 B for DLRM's binary Criteo; production samples with "
-               "thousands of features run to kilobytes (5 kB is an assumption)."),
-    Param("epochs", "Epochs", "float", 1.0, minimum=1e-3, maximum=1e4,
-          help="Sparse models: passes over the samples (usually one)."),
+    # The data inputs are data_pipeline's, with this calculator's defaults and help.
+    replace(DATA_PIPELINE.param("dataset_samples"), default=500e9,
+            help="Sparse models. 500 billion logged impressions is an assumption of "
+                 "industrial scale (Criteo 1TB has 4.2 billion)."),
+    replace(DATA_PIPELINE.param("bytes_per_sample"), default=5e3,
+            help="Sparse models. 160 B for DLRM's binary Criteo; production samples with "
+                 "thousands of features run to kilobytes (5 kB is an assumption)."),
+    replace(DATA_PIPELINE.param("epochs"),
+            help="Sparse models: passes over the samples (usually one)."),
     replace(_sparse_param("batch_size"), label="Samples per step"),
     _sparse_param("dense_params"),
     replace(_TABLES["tables"], help=_TABLES["tables"].help + " Sparse models only."),
