@@ -12,7 +12,7 @@ import pytest
 import calculators
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Page, Route
 
     from tests.e2e.conftest import Watch
 
@@ -88,6 +88,75 @@ def test_unknown_gpu_from_a_tampered_select_is_refused(
     page.select_option(f"{WIDGET} [name=gpu]", "a200")
     page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=LIVE_TIMEOUT_MS)
     assert "a200" in (page.locator(f'{WIDGET} [data-error-for="gpu"]').text_content() or "")
+    watch.assert_clean()
+
+
+WATCH_WRITES = """(sel) => {
+  // Every node of the widget that a recompute writes to, and whether the busy sign shows.
+  const widget = document.querySelector(sel);
+  window.__writes = new Set();
+  window.__busySeen = false;
+  new MutationObserver((records) => {
+    for (const r of records) {
+      const node = r.type === "characterData" ? r.target.parentElement : r.target;
+      // The reader's own edit (the field, its focus ring) is not the recompute's doing.
+      if (node.closest("form") && !node.closest("[data-parsed-for]")) continue;
+      if (r.type === "attributes" && r.attributeName === "data-busy") {
+        if (widget.hasAttribute("data-busy")) window.__busySeen = true;
+        continue;
+      }
+      if (r.type === "attributes" && r.attributeName === "data-state") continue;
+      window.__writes.add(node.dataset.output || node.dataset.parsedFor || node.className
+        || node.tagName);
+    }
+  }).observe(widget, { subtree: true, childList: true, characterData: true, attributes: true });
+}"""
+
+
+def test_recompute_writes_only_what_changed_and_signals_busy_only_when_slow(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    """A recompute rewrites only the cells whose numbers changed (unchanged ones are not
+    restyled), and the busy sign waits 150 ms: an answer of a few milliseconds changes
+    nothing on screen but its numbers; a slow one shows the sign until it is in."""
+    page, watch = watched_page
+
+    def slow_worker(route: Route) -> None:
+        # The real worker, made to take 1 s on one input.
+        response = route.fetch()
+        body = response.text().replace(
+            "const started = performance.now();",
+            "if (String(message.payload).includes('\"777B\"')) {\n"
+            "      const until = performance.now() + 1000; while (performance.now() < until) {}\n"
+            "    }\n    const started = performance.now();")
+        route.fulfill(response=response, body=body)
+
+    page.route("**/assets/calculators/worker.js", slow_worker)
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    page.evaluate(WATCH_WRITES, WIDGET)
+    started = time.monotonic()
+    page.fill(f"{WIDGET} [name=price_per_gpu_hour]", "3")
+    page.wait_for_function(f"document.querySelector('{WIDGET}').dataset.state === 'ready'"
+                           " && window.__writes.size > 0")
+    fast_s = time.monotonic() - started
+    # The price changes the cost and nothing else: only the cost cell and the price's
+    # parsed echo are written.
+    assert sorted(page.evaluate("[...window.__writes]")) == ["cost_usd", "price_per_gpu_hour"]
+    assert _value(page, "cost_usd") == calculators.compute(
+        "training_compute", params="70B", price_per_gpu_hour="3").value("cost_usd")
+    if fast_s < 0.15:  # an answer within the delay never showed the sign
+        assert page.evaluate("window.__busySeen") is False
+    page.fill(f"{WIDGET} [name=params]", "777B")
+    page.wait_for_selector(f"{WIDGET}[data-busy]", timeout=5_000)
+    sign = "getComputedStyle(document.querySelector('#gpt3-worked-example .bm-calc__status'),"
+    assert "⟳" in page.evaluate(f"{sign} '::before').content")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    assert page.get_attribute(WIDGET, "data-busy") is None
+    assert "●" in page.evaluate(f"{sign} '::before').content")
+    assert _value(page, "total_flops") == calculators.compute(
+        "training_compute", params="777B").value("total_flops")
     watch.assert_clean()
 
 
