@@ -44,10 +44,14 @@ class BundleError(RuntimeError):
     """A prerequisite of the browser bundle is missing or a tool failed."""
 
 
-#: Gzipped here (31 MB -> about 6 MB) because hosts rarely compress binary files; the
-#: worker inflates it with the browser's DecompressionStream.
+#: Gzipped (31 MB -> about 7 MB) because hosts rarely compress binary files; the worker
+#: inflates it with the browser's DecompressionStream. The site's copy is named by its
+#: content (``snapshot-<hash>.bin.gz``): it holds the calculators' code, so a browser
+#: cache must never pair an old snapshot with a new wheel.
 SNAPSHOT_NAME = "snapshot.bin.gz"
 SNAPSHOT_SCRIPT = Path(__file__).with_name("snapshot.mjs")
+#: The package the snapshot imports (the wheel's only top-level package).
+PACKAGE = "calculators"
 
 
 @dataclass(frozen=True)
@@ -116,9 +120,10 @@ def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
     out.write_text(json.dumps(lock, indent=1, sort_keys=True), encoding="utf-8")
 
 
-def make_snapshot(pyodide_dir: Path, cache_dir: Path) -> Path:
-    """A memory snapshot of the pinned runtime just after start-up (Pyodide's unstable
-    ``_makeSnapshot`` API), cached by runtime version and script; needs Node."""
+def make_snapshot(pyodide_dir: Path, cache_dir: Path, wheel: Path) -> Path:
+    """A memory snapshot of the pinned runtime just after start-up with the calculators
+    imported from ``wheel`` (Pyodide's unstable ``_makeSnapshot`` API), cached by
+    runtime version, script and wheel; needs Node."""
     node = shutil.which("node")
     if node is None:
         raise BundleError("node is needed to make the runtime's memory snapshot "
@@ -126,12 +131,13 @@ def make_snapshot(pyodide_dir: Path, cache_dir: Path) -> Path:
     digest = hashlib.sha256(SNAPSHOT_SCRIPT.read_bytes())
     digest.update((pyodide_dir / "package.json").read_bytes())
     digest.update((pyodide_dir / "pyodide.asm.wasm").read_bytes()[:1 << 20])
+    digest.update(wheel.read_bytes())
     target = cache_dir / f"snapshot-{digest.hexdigest()[:12]}" / SNAPSHOT_NAME
     if not target.exists():
         target.parent.mkdir(parents=True, exist_ok=True)
         raw = target.with_name("snapshot.raw")
-        done = subprocess.run([node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(raw)],
-                              capture_output=True, text=True, check=False, timeout=300)
+        command = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), PACKAGE, str(raw)]
+        done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
         if done.returncode != 0 or not raw.exists():
             raise BundleError(f"making the memory snapshot failed: {done.stderr[-1500:]}")
         partial = target.with_suffix(".part")
@@ -139,6 +145,10 @@ def make_snapshot(pyodide_dir: Path, cache_dir: Path) -> Path:
             shutil.copyfileobj(source, packed)
         raw.unlink()
         partial.replace(target)
+        # Each change to the calculators makes a new snapshot of about 7 MB: keep one.
+        for old in cache_dir.glob("snapshot-*"):
+            if old != target.parent:
+                shutil.rmtree(old, ignore_errors=True)
     return target
 
 
@@ -160,7 +170,7 @@ def prepare(package_dir: Path, pyodide_dir: Path, tool: Path, cache_dir: Path,
         wheel = build_wheel(package_dir, target, version)
         make_lock(tool, npm_lock, wheel, lock)
         wheels = [wheel]
-    made = make_snapshot(pyodide_dir, cache_dir) if snapshot else None
+    made = make_snapshot(pyodide_dir, cache_dir, wheels[0]) if snapshot else None
     return Bundle(wheel=wheels[0], lock=lock, package=DIST_NAME, snapshot=made)
 
 
@@ -173,8 +183,10 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
             shutil.copy2(pyodide_dir / name, runtime_dir / name)
     shutil.copy2(bundle.wheel, runtime_dir / bundle.wheel.name)
     shutil.copy2(bundle.lock, runtime_dir / LOCK_NAME)
+    snapshot_name = None
     if bundle.snapshot is not None:
-        shutil.copy2(bundle.snapshot, runtime_dir / SNAPSHOT_NAME)
+        snapshot_name = f"{bundle.snapshot.parent.name}.bin.gz"  # snapshot-<hash>.bin.gz
+        shutil.copy2(bundle.snapshot, runtime_dir / snapshot_name)
     config = {
         # Relative to the worker script (assets/calculators/worker.js).
         "indexURL": runtime_url or "../../pyodide/",
@@ -182,8 +194,8 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
         "package": bundle.package,
         "wheel": bundle.wheel.name,
         # Only with the self-hosted runtime: a snapshot is locked to the exact build.
-        "snapshotURL": "../../pyodide/" + SNAPSHOT_NAME
-        if bundle.snapshot is not None and runtime_url is None else None,
+        "snapshotURL": "../../pyodide/" + snapshot_name
+        if snapshot_name is not None and runtime_url is None else None,
     }
     script = site_dir / "assets" / "calculators" / "runtime-config.js"
     script.parent.mkdir(parents=True, exist_ok=True)

@@ -1,9 +1,10 @@
 """The explicit registry: calculator id -> declaration. Add new calculators here.
 
 Each entry names the module and the attribute that declare the calculator. A module
-is imported the first time its calculator is looked up, so the browser imports only
-the calculators a page uses (importing all of them costs about half a second in
-Pyodide); iterating over the registry imports them all, as the CLI and tests do.
+is imported the first time its calculator is looked up, so a command or a fresh
+Pyodide start imports only the calculators it uses (importing all of them costs about
+half a second in Pyodide); iterating over the registry imports them all, as the CLI
+and tests do. The site's memory snapshot holds every module already imported.
 """
 
 from __future__ import annotations

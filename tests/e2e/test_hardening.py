@@ -4,6 +4,7 @@ runtime that cannot load."""
 from __future__ import annotations
 
 import json
+import re
 from typing import TYPE_CHECKING
 
 import pytest
@@ -130,7 +131,9 @@ def test_unusable_memory_snapshot_falls_back_to_a_normal_start(
     site_url: str, watched_page: tuple[Page, Watch]
 ) -> None:
     page, watch = watched_page
-    page.route("**/pyodide/snapshot.bin.gz", lambda route: route.fulfill(status=200, body=b"junk"))
+    page.route("**/pyodide/snapshot-*.bin.gz", lambda r: r.fulfill(status=200, body=b"junk"))
+    wheels: list[str] = []
+    page.context.on("request", lambda r: wheels.append(r.url) if r.url.endswith(".whl") else None)
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)
@@ -138,6 +141,7 @@ def test_unusable_memory_snapshot_falls_back_to_a_normal_start(
     assert float(raw or "nan") == calculators.compute("training_compute", params="70B").value(
         "total_flops")
     assert page.evaluate("window.__bmBoot.snapshot") is None  # started without it
+    assert len(wheels) == 1  # and so installed the calculators from the wheel
     watch.console_errors = [e for e in watch.console_errors if "snapshot" not in e.lower()]
     watch.assert_clean()
 
@@ -146,8 +150,16 @@ def test_live_runtime_starts_from_the_memory_snapshot(
     site_url: str, watched_page: tuple[Page, Watch]
 ) -> None:
     page, watch = watched_page
+    fetched: list[str] = []
+    page.context.on("request", lambda r: fetched.append(r.url.rsplit("/", 1)[-1]))
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)
     assert page.evaluate("window.__bmBoot.snapshot") is True
+    # The calculators come imported in the snapshot: the wheel is never fetched, and the
+    # snapshot's name is its content hash, so no cache pairs it with another wheel.
+    assert not [name for name in fetched if name.endswith(".whl")]
+    assert [name for name in fetched if name.startswith("snapshot-")] == [
+        name for name in fetched if re.fullmatch(r"snapshot-[0-9a-f]{12}\.bin\.gz", name)]
+    assert any(name.startswith("snapshot-") for name in fetched)
     watch.assert_clean()

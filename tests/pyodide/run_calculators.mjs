@@ -1,8 +1,9 @@
 // Load the pinned Pyodide from node_modules, install the calculators wheel, and run
 // every case through the same JSON bridge the browser worker uses.
 // usage: node run_calculators.mjs <wheel> <cases.json> [<memory snapshot>]
-//   -> {"python", "answers"} on stdout; with a snapshot, the runtime starts from it,
-//   as the site's worker does.
+//   -> {"python", "snapshot", "preloaded", "answers"} on stdout; with a snapshot, the runtime starts from it and
+//   uses the calculators imported in it (the wheel is not installed), as the site's
+//   worker does.
 import { readFile } from "node:fs/promises";
 import { gunzipSync } from "node:zlib";
 import { pathToFileURL } from "node:url";
@@ -13,7 +14,11 @@ const cases = JSON.parse(await readFile(casesPath, "utf8"));
 const options = { stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") };
 if (snapshotPath) options._loadSnapshot = gunzipSync(await readFile(snapshotPath));
 const pyodide = await loadPyodide(options);
-await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
+if (!snapshotPath) await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
+// What the runtime holds before the first call: from the snapshot, every module.
+const preloaded = pyodide.runPython(
+  "import sys; sorted(m for m in sys.modules if m.split('.')[0] == 'calculators')",
+).toJs();
 const compute = pyodide.pyimport("calculators.bridge").compute_json;
 const version = pyodide.runPython("import sys; sys.version.split()[0]");
 const answers = cases.map(([calc, inputs]) => {
@@ -21,4 +26,4 @@ const answers = cases.map(([calc, inputs]) => {
   const text = compute(calc, JSON.stringify(inputs));
   return { text, ms: performance.now() - started };
 });
-process.stdout.write(JSON.stringify({ python: version, answers }));
+process.stdout.write(JSON.stringify({ python: version, snapshot: Boolean(snapshotPath), preloaded, answers }));

@@ -73,6 +73,24 @@ def pyodide_answers(
     return cases, json.loads(done.stdout)
 
 
+def test_the_snapshot_holds_every_calculator_module_imported(
+    pyodide_answers: tuple[list[object], dict[str, object]],
+) -> None:
+    """From the snapshot, a page imports nothing (a module's first import cost about
+    60 ms in Node); a fresh start imports modules only as they are used."""
+    _, answers = pyodide_answers
+    package = ROOT / "calculators"
+    modules = {"calculators"} | {
+        "calculators." + path.stem for path in package.glob("*.py")
+        if path.stem not in ("__init__", "__main__", "cli")
+    }
+    preloaded = set(answers["preloaded"])  # type: ignore[call-overload]
+    if answers["snapshot"]:
+        assert preloaded == modules
+    else:
+        assert preloaded == set()
+
+
 def test_runs_on_pyodide_python_3_14(
     pyodide_answers: tuple[list[object], dict[str, object]],
 ) -> None:

@@ -41,30 +41,31 @@ const snapshot = RUNTIME.snapshotURL && typeof DecompressionStream !== "undefine
   : null;
 if (snapshot) snapshot.catch(() => {}); // a failure is handled where it is awaited
 
+// Resolves to the bridge's call function. The snapshot already holds the calculators,
+// imported (made at build time from this site's wheel), so only a normal start installs
+// the wheel and imports them.
 async function start(loadPyodide, fromSnapshot) {
   const options = { indexURL, lockFileURL, stdout: () => {}, stderr: () => {} };
   if (fromSnapshot) options._loadSnapshot = await snapshot;
   const pyodide = await loadPyodide(options);
-  await pyodide.loadPackage(RUNTIME.package, { messageCallback: () => {} });
-  return pyodide;
+  if (!fromSnapshot) await pyodide.loadPackage(RUNTIME.package, { messageCallback: () => {} });
+  stamp("pyodide");
+  return pyodide.pyimport("calculators.bridge").call;
 }
 
 async function boot() {
   await checkWebAssembly();
   const { loadPyodide } = await import(new URL("pyodide.mjs", indexURL).href);
   stamp("module");
-  let pyodide = null;
   if (snapshot) {
     try {
-      pyodide = await start(loadPyodide, true);
+      bridgeCall = await start(loadPyodide, true);
       timings.snapshot = true;
     } catch {
-      pyodide = null; // an unusable snapshot costs only the attempt: start normally
+      bridgeCall = null; // an unusable snapshot costs only the attempt: start normally
     }
   }
-  if (!pyodide) pyodide = await start(loadPyodide, false);
-  stamp("pyodide");
-  bridgeCall = pyodide.pyimport("calculators.bridge").call;
+  if (!bridgeCall) bridgeCall = await start(loadPyodide, false);
   stamp("imported");
 }
 
