@@ -36,8 +36,11 @@ NAV_RUNS = int(os.environ.get("BENCH_NAV_RUNS", str(max(RUNS, 9))))
 PAGE = "/compute/"
 WIDGET = "#gpt3-worked-example"
 #: Instant navigation from a live calculator page to these (nav link suffix, widget),
-#: timed inside the page (click -> new widget bound -> submit -> live result). The first
-#: is the headline figure: the next chapter a reader opens; the others show page weight.
+#: timed inside the page (click -> new widget bound -> submit -> live result), in this
+#: order within one session. The first is the headline figure: from the dense-models
+#: chapter (10 calculators) back to the training-compute chapter (4), the lightest
+#: chapter with calculators. The others show how the time grows with the weight of the
+#: page: the dense chapter (10), communication (10) and the generated reference (13).
 SECOND_PAGES = (
     ("compute/", "#gpt3-worked-example"),
     ("dense/", "#gpt3-parameters"),
