@@ -19,18 +19,20 @@ const pyodide = await loadPyodide({ _makeSnapshot: true, stdout: () => {}, stder
 // WebAssembly memory), which is why every module is imported here, now.
 pyodide.FS.writeFile("/tmp/package.whl", readFileSync(wheel));
 pyodide.runPython(`
-import gc, importlib, os, pkgutil, site, zipfile
+def import_everything(wheel, name):
+    import gc, importlib, os, pkgutil, site, zipfile
 
-name = ${JSON.stringify(packageName)}
-with zipfile.ZipFile("/tmp/package.whl") as archive:
-    archive.extractall(site.getsitepackages()[0])
-os.remove("/tmp/package.whl")
-package = importlib.import_module(name)
-for module in pkgutil.walk_packages(package.__path__, name + "."):
-    # __main__ and the command line are for a terminal, not a page.
-    if module.name.rsplit(".", 1)[-1] not in ("__main__", "cli"):
-        importlib.import_module(module.name)
-del archive, module, package
-gc.collect()
+    with zipfile.ZipFile(wheel) as archive:
+        archive.extractall(site.getsitepackages()[0])
+    os.remove(wheel)
+    package = importlib.import_module(name)
+    for module in pkgutil.walk_packages(package.__path__, name + "."):
+        # __main__ and the command line are for a terminal, not a page.
+        if module.name.rsplit(".", 1)[-1] not in ("__main__", "cli"):
+            importlib.import_module(module.name)
+    gc.collect()
+
+import_everything("/tmp/package.whl", ${JSON.stringify(packageName)})
+del import_everything
 `);
 writeFileSync(output, pyodide.makeMemorySnapshot());
