@@ -4,6 +4,7 @@ every internal link and anchor resolves; nothing is requested from another origi
 from __future__ import annotations
 
 import os
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -92,6 +93,16 @@ def test_runtime_is_self_hosted(built_site: Path) -> None:
     for name in ("pyodide.mjs", "pyodide.asm.wasm", "python_stdlib.zip", "pyodide-lock.json"):
         assert (runtime / name).exists(), name
     assert list(runtime.glob("bigmodel_calculators-*.whl"))
+
+
+def test_the_worker_is_pointed_at_one_content_named_snapshot(built_site: Path) -> None:
+    """The snapshot holds the calculators' code, so its name carries a hash of the
+    runtime, the snapshot script and the wheel: a cached copy never meets a newer wheel."""
+    config = (built_site / "assets" / "calculators" / "runtime-config.js").read_text()
+    named = re.search(r'"snapshotURL": "[./]*pyodide/(snapshot-[0-9a-f]{12}\.bin\.gz)"', config)
+    assert named, config
+    shipped = [p.name for p in (built_site / "pyodide").glob("snapshot*")]
+    assert shipped == [named.group(1)]
 
 
 def test_unknown_calculator_fails_the_build_with_page_and_line(tmp_path: Path) -> None:
