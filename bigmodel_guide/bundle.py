@@ -44,11 +44,10 @@ class BundleError(RuntimeError):
     """A prerequisite of the browser bundle is missing or a tool failed."""
 
 
-#: Gzipped (31 MB -> about 7 MB) because hosts rarely compress binary files; the worker
-#: inflates it with the browser's DecompressionStream. The site's copy is named by its
-#: content (``snapshot-<hash>.bin.gz``): it holds the calculators' code, so a browser
-#: cache must never pair an old snapshot with a new wheel.
-SNAPSHOT_NAME = "snapshot.bin.gz"
+#: The snapshot is gzipped (31 MB -> about 6.6 MB) because hosts rarely compress binary
+#: files; the worker inflates it with the browser's DecompressionStream. It is named by
+#: its content (``snapshot-<hash>.bin.gz``), in the cache and in the site: it holds the
+#: calculators' code, so a browser cache must never pair an old snapshot with a new wheel.
 SNAPSHOT_SCRIPT = Path(__file__).with_name("snapshot.mjs")
 #: The package the snapshot imports (the wheel's only top-level package).
 PACKAGE = "calculators"
@@ -132,10 +131,10 @@ def make_snapshot(pyodide_dir: Path, cache_dir: Path, wheel: Path) -> Path:
     digest.update((pyodide_dir / "package.json").read_bytes())
     digest.update((pyodide_dir / "pyodide.asm.wasm").read_bytes()[:1 << 20])
     digest.update(wheel.read_bytes())
-    target = cache_dir / f"snapshot-{digest.hexdigest()[:12]}" / SNAPSHOT_NAME
+    target = cache_dir / f"snapshot-{digest.hexdigest()[:12]}.bin.gz"
     if not target.exists():
-        target.parent.mkdir(parents=True, exist_ok=True)
-        raw = target.with_name("snapshot.raw")
+        cache_dir.mkdir(parents=True, exist_ok=True)
+        raw = target.with_suffix(".raw")
         command = [node, str(SNAPSHOT_SCRIPT), str(pyodide_dir), str(wheel), PACKAGE, str(raw)]
         done = subprocess.run(command, capture_output=True, text=True, check=False, timeout=300)
         if done.returncode != 0 or not raw.exists():
@@ -145,10 +144,14 @@ def make_snapshot(pyodide_dir: Path, cache_dir: Path, wheel: Path) -> Path:
             shutil.copyfileobj(source, packed)
         raw.unlink()
         partial.replace(target)
-        # Each change to the calculators makes a new snapshot of about 7 MB: keep one.
+        # Each change to the calculators makes a new snapshot of about 6.6 MB: keep one.
         for old in cache_dir.glob("snapshot-*"):
-            if old != target.parent:
+            if old == target:
+                continue
+            if old.is_dir():  # the earlier layout, one directory per snapshot
                 shutil.rmtree(old, ignore_errors=True)
+            else:
+                old.unlink(missing_ok=True)
     return target
 
 
@@ -183,10 +186,8 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
             shutil.copy2(pyodide_dir / name, runtime_dir / name)
     shutil.copy2(bundle.wheel, runtime_dir / bundle.wheel.name)
     shutil.copy2(bundle.lock, runtime_dir / LOCK_NAME)
-    snapshot_name = None
     if bundle.snapshot is not None:
-        snapshot_name = f"{bundle.snapshot.parent.name}.bin.gz"  # snapshot-<hash>.bin.gz
-        shutil.copy2(bundle.snapshot, runtime_dir / snapshot_name)
+        shutil.copy2(bundle.snapshot, runtime_dir / bundle.snapshot.name)
     config = {
         # Relative to the worker script (assets/calculators/worker.js).
         "indexURL": runtime_url or "../../pyodide/",
@@ -194,8 +195,8 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
         "package": bundle.package,
         "wheel": bundle.wheel.name,
         # Only with the self-hosted runtime: a snapshot is locked to the exact build.
-        "snapshotURL": "../../pyodide/" + snapshot_name
-        if snapshot_name is not None and runtime_url is None else None,
+        "snapshotURL": "../../pyodide/" + bundle.snapshot.name
+        if bundle.snapshot is not None and runtime_url is None else None,
     }
     script = site_dir / "assets" / "calculators" / "runtime-config.js"
     script.parent.mkdir(parents=True, exist_ok=True)
