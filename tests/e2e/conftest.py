@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import shutil
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -12,7 +13,7 @@ import pytest
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from playwright.sync_api import Browser, Page
+    from playwright.sync_api import Browser, Page, Route
 
 CHROMIUM_ARGS = [
     "--no-sandbox",
@@ -92,3 +93,20 @@ def strict_page(browser: Browser) -> Iterator[tuple[Page, Watch]]:
     page, watch = watch_page(browser, bypass_csp=False)
     yield page, watch
     page.context.close()
+
+
+
+def stall_worker_on(page: Page, text: str, stall_js: str) -> None:
+    """Serve the real worker, made to run ``stall_js`` before it computes any request
+    with an input equal to ``text``: a slow or a runaway compute, on demand."""
+
+    def stalling(route: Route) -> None:
+        response = route.fetch()
+        quoted = json.dumps(json.dumps(text))  # the input as it appears in the payload
+        body = response.text().replace(
+            "const started = performance.now();",
+            f"if (String(message.payload).includes({quoted})) {{ {stall_js} }}\n"
+            "    const started = performance.now();")
+        route.fulfill(response=response, body=body)
+
+    page.route("**/assets/calculators/worker.js", stalling)

@@ -12,6 +12,7 @@ import pytest
 import calculators
 from bigmodel_guide.plugin import content_security_policy
 from calculators.bridge import compute_json
+from tests.e2e.conftest import stall_worker_on
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page, Route
@@ -64,16 +65,7 @@ def test_runaway_compute_is_stopped_and_the_runtime_restarts(
     page, _ = watched_page
     page.add_init_script("window.__bmWatchdogMs = 4000")
 
-    def hanging_worker(route: Route) -> None:
-        # The real worker, made to spin forever on one input: a genuine runaway.
-        response = route.fetch()
-        body = response.text().replace(
-            "const started = performance.now();",
-            'if (String(message.payload).includes(\'"666B"\')) { for (;;) {} }\n    '
-            "const started = performance.now();")
-        route.fulfill(response=response, body=body)
-
-    page.route("**/assets/calculators/worker.js", hanging_worker)
+    stall_worker_on(page, "666B", "for (;;) {}")  # the real worker: a genuine runaway
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)

@@ -10,9 +10,10 @@ from typing import TYPE_CHECKING
 import pytest
 
 import calculators
+from tests.e2e.conftest import stall_worker_on
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page, Route
+    from playwright.sync_api import Page
 
     from tests.e2e.conftest import Watch
 
@@ -121,17 +122,9 @@ def test_recompute_writes_only_what_changed_and_signals_busy_only_when_slow(
     nothing on screen but its numbers; a slow one shows the sign until it is in."""
     page, watch = watched_page
 
-    def slow_worker(route: Route) -> None:
-        # The real worker, made to take 1 s on one input.
-        response = route.fetch()
-        body = response.text().replace(
-            "const started = performance.now();",
-            "if (String(message.payload).includes('\"777B\"')) {\n"
-            "      const until = performance.now() + 1000; while (performance.now() < until) {}\n"
-            "    }\n    const started = performance.now();")
-        route.fulfill(response=response, body=body)
-
-    page.route("**/assets/calculators/worker.js", slow_worker)
+    # The real worker, made to take 1 s on one input.
+    stall_worker_on(page, "777B", "const until = performance.now() + 1000; "
+                    "while (performance.now() < until) {}")
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
