@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 import yaml
 
 import calculators
-from calculators.spec import ValidationError
+from calculators.core.spec import ValidationError
 
 FENCE_NAME = "calculator"
 _OPENING = re.compile(r"^(?P<indent>[ \t]*)(?P<fence>`{3,}|~{3,})\s*calculator\s*$")

@@ -11,7 +11,7 @@ if TYPE_CHECKING:
 
     from jinja2 import Environment
 
-    from calculators.spec import Calculator
+    from calculators.core.spec import Calculator
 
 REFERENCE_PATH = "reference/calculators.md"
 REFERENCE_TEMPLATE = "calculator/reference.md"

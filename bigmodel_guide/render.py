@@ -12,12 +12,13 @@ from typing import TYPE_CHECKING
 
 from markupsafe import Markup
 
-from calculators import presets, units
+from calculators.catalogues import presets
+from calculators.core import units
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from calculators.spec import Calculator, Param, Result, Value
+    from calculators.core.spec import Calculator, Param, Result, Value
 
 WIDGET_TEMPLATE = "calculator/widget.html"
 
@@ -73,7 +74,7 @@ def render_widget(
         fields=fields,
         outputs=outputs,
         result=result.to_dict(),
-        # The chart is SVG from calculators.charts, which XML-escapes every label.
+        # The chart is SVG from calculators.core.charts, which XML-escapes every label.
         chart=Markup(result.computed.chart) if result.computed.chart else None,
         example_json=json.dumps(example, separators=(",", ":")),
         unit_labels=units.PHYSICAL - {"1"},

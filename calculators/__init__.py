@@ -1,23 +1,28 @@
 """Calculators for sizing large-model training: pure Python, standard library only.
 
 The same modules run natively (tests, CLI, build-time pre-rendering) and in the
-reader's browser under Pyodide.
+reader's browser under Pyodide. The folder is the table of contents: ``core/`` is the
+machinery that knows nothing about training, ``formulas/`` the science (each formula
+cited), ``catalogues/`` the data with sources, ``inputs/`` the input declarations that
+several calculators share, and every other module is one calculator, named by its id.
+Imports point one way: calculator -> inputs, formulas, catalogues -> core.
+
+This module is the public API: ``compute``, ``get``, ``REGISTRY``, ``ValidationError``
+and the ``presets`` catalogue (what ``core``'s command line and bridge reach).
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-# Import the submodule ``calculators.compute`` before defining the function of the same
-# name below: a later first import of the submodule would rebind the package attribute.
-import calculators.compute  # noqa: F401
+from calculators.catalogues import presets
+from calculators.core.spec import ValidationError
 from calculators.registry import REGISTRY
-from calculators.spec import ValidationError
 
 if TYPE_CHECKING:
-    from calculators.spec import Calculator, Result
+    from calculators.core.spec import Calculator, Result
 
-__all__ = ["REGISTRY", "ValidationError", "compute", "get"]
+__all__ = ["REGISTRY", "ValidationError", "compute", "get", "presets"]
 
 
 def get(calc_id: str) -> Calculator:

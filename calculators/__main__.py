@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import sys
 
-from calculators.cli import main
+from calculators.core.cli import main
 
 try:
     sys.exit(main())

@@ -11,22 +11,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from calculators import hardware
-from calculators.spec import Calculator, Computed, Output, Param, ValidationError
+from calculators.catalogues import hardware
+from calculators.core.spec import Calculator, Computed, Output, Param, ValidationError
+from calculators.formulas.data_loading import TORCHREC_CRITEO_SAMPLES_PER_S, read_bandwidth
+from calculators.inputs.data import BYTES_PER_SAMPLE_PARAM, DATASET_SAMPLES_PARAM, EPOCHS_PARAM
 
 if TYPE_CHECKING:
-    from calculators.spec import Inputs
-
-#: Criteo 1TB, days 0-22 (the MLPerf / TorchRec training split): 4,195,196,928 samples
-#: (NVIDIA HugeCTR's MLPerf DLRM config, num_samples; day 23 holds 178,274,637 more, per
-#: the mlcommons/inference DLRM README).
-CRITEO_1TB_TRAIN_SAMPLES = 4_195_196_928
-#: DLRM's binary Criteo format: label + 13 dense + 26 sparse, 4 bytes each
-#: (facebookresearch/dlrm data_utils.py: bytes_per_feature x tot_fea).
-CRITEO_BINARY_BYTES_PER_SAMPLE = 4 * (1 + 13 + 26)
-#: TorchRec DLRM README, 8 x A100 40GB, global batch 16,384: ~1,671,168 records/s.
-TORCHREC_CRITEO_SAMPLES_PER_S = 1_671_168.0
-
+    from calculators.core.spec import Inputs
 
 def samples_per_second(rate: float | None, batch: int, step_time: float | None) -> float:
     """The given rate, or global batch / step time."""
@@ -36,11 +27,6 @@ def samples_per_second(rate: float | None, batch: int, step_time: float | None) 
         raise ValidationError("samples_per_second",
                               "a value is required (or give step_time and batch_size)")
     return batch / step_time
-
-
-def read_bandwidth(rate: float, bytes_per_sample: float) -> float:
-    """B/s the cluster reads: samples/s x bytes/sample (each sample read once per pass)."""
-    return rate * bytes_per_sample
 
 
 def _data_pipeline(inputs: Inputs) -> Computed:
@@ -92,15 +78,9 @@ DATA_PIPELINE = Calculator(
         Param("step_time", "Step time", "float", None, unit="s", minimum=1e-6,
               maximum=1e5, optional=True,
               placeholder="blank: use samples/s", help="Used when samples/s is blank."),
-        Param("bytes_per_sample", "Bytes per sample", "float",
-              CRITEO_BINARY_BYTES_PER_SAMPLE, unit="B", minimum=1e-3, maximum=1e9,
-              help="160 B: DLRM's binary Criteo (label, 13 dense, 26 sparse; 4 B each). "
-                   "Production samples with thousands of features run to kilobytes."),
-        Param("dataset_samples", "Samples in the dataset", "float",
-              float(CRITEO_1TB_TRAIN_SAMPLES), unit="sample", minimum=1, maximum=1e15,
-              help="Criteo 1TB training days 0-22: 4,195,196,928 (HugeCTR MLPerf config)."),
-        Param("epochs", "Epochs", "float", 1.0, minimum=1e-3, maximum=1e4,
-              help="Recommendation models usually see their data once."),
+        BYTES_PER_SAMPLE_PARAM,
+        DATASET_SAMPLES_PARAM,
+        EPOCHS_PARAM,
         Param("num_workers", "Workers (GPUs)", "int", 8, unit="GPU", minimum=1,
               maximum=1_000_000),
         Param("nic_bandwidth", "NIC bandwidth per worker", "float",

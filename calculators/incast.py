@@ -23,8 +23,7 @@ traffic on the same ports, and retransmissions that overflow again.
 
 from __future__ import annotations
 
-from calculators.queueing import QueueRun, dcqcn_schedule, incast_run
-from calculators.spec import (
+from calculators.core.spec import (
     Calculator,
     Choice,
     Computed,
@@ -34,6 +33,7 @@ from calculators.spec import (
     Table,
     ValidationError,
 )
+from calculators.formulas.queueing import QueueRun, dcqcn_schedule, incast_run
 
 __all__ = ["INCAST", "QueueRun", "dcqcn_schedule", "incast_run", "pattern_run"]
 

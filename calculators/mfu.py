@@ -1,74 +1,27 @@
-"""FLOPs per token and utilisation: MFU (model FLOPs) and HFU (hardware FLOPs).
-
-MFU counts only the FLOPs the model needs; HFU also counts what recomputation repeats
-(Chowdhery et al. 2022, PaLM, Sec. 4.1 and App. B; Korthikanti et al. 2022, Sec. 6).
-The planner (parallel.py) uses the same two functions for its compute time and MFU.
-"""
+"""The ``mfu`` calculator: utilisation from a measured step time or throughput, as
+MFU (model FLOPs) and HFU (hardware FLOPs, with what recomputation repeats), after
+Chowdhery et al. 2022 (PaLM), Sec. 4.1 and App. B; Korthikanti et al. 2022, Sec. 6.
+The FLOPs per token are formulas.flops, which the planner uses too."""
 
 from __future__ import annotations
 
 from dataclasses import replace
-from typing import TYPE_CHECKING
 
-from calculators import hardware
-from calculators.memory import RECOMPUTE_PARAM
-from calculators.model import (
-    ARCHITECTURE_DETAIL,
-    ARCHITECTURE_PARAMS,
-    architecture,
-    matmul_params_per_layer,
-    total_params,
+from calculators.catalogues import hardware
+from calculators.core.spec import (
+    Calculator,
+    Choice,
+    Computed,
+    Inputs,
+    Output,
+    Param,
+    ValidationError,
 )
-from calculators.spec import Calculator, Choice, Computed, Inputs, Output, Param, ValidationError
-
-if TYPE_CHECKING:
-    from calculators.model import Architecture
-
-
-def attention_score_flops_per_token(arch: Architecture) -> float:
-    """QK^T and scores x V, forward + backward, no causal saving: 12 l s (heads x
-    head_dim) per token (PaLM App. B's 12 L H Q T; Korthikanti's s/(6h) term)."""
-    return 12.0 * arch.layers * arch.seq_len * arch.attention_width
-
-
-def megatron_model_flops_per_token(arch: Architecture) -> float:
-    """Korthikanti et al. 2022, Sec. 6: model FLOPs per iteration 72 B s l h^2 (1 + s/(6h)
-    + V/(12 l h)), divided by the B s tokens: 6 x (matrix weights of the layers) + the
-    attention scores + 6 V h for the logits. Exact for the standard GPT shape; other
-    shapes use their actual matrix sizes."""
-    layers = 6.0 * arch.layers * matmul_params_per_layer(arch)
-    logits = 6.0 * arch.vocab * arch.hidden
-    return layers + attention_score_flops_per_token(arch) + logits
-
-
-def model_flops_per_token(arch: Architecture, params: float, method: str) -> float:
-    """``6N``: 6N (Kaplan et al. 2020, Sec. 2.1); ``6N+attention``: 6N + 12 L H Q T (PaLM,
-    App. B); ``megatron``: Korthikanti's model-FLOPs form."""
-    if method == "6N":
-        return 6.0 * params
-    if method == "6N+attention":
-        return 6.0 * params + attention_score_flops_per_token(arch)
-    return megatron_model_flops_per_token(arch)
-
-
-def recompute_flops_per_token(arch: Architecture, recompute: str) -> float:
-    """FLOPs recomputation adds (hardware, not model, FLOPs).
-
-    full: one more forward pass of every layer, 2 x matrix weights + 4 l s d_attn per
-    token; with the model FLOPs this is Narayanan et al. 2021, Eq. 3:
-    96 B s l h^2 (1 + s/(6h) + V/(16 l h)). selective: Korthikanti et al. 2022, Sec. 6,
-    hardware FLOPs 72 B s l h^2 (1 + s/(3h) + V/(12 l h)), i.e. the attention-score term
-    counted twice.
-    """
-    if recompute == "full":
-        return (
-            2.0 * arch.layers * matmul_params_per_layer(arch)
-            + attention_score_flops_per_token(arch) / 3.0
-        )
-    if recompute == "selective":
-        return attention_score_flops_per_token(arch)
-    return 0.0
-
+from calculators.formulas.architecture import total_params
+from calculators.formulas.flops import model_flops_per_token, recompute_flops_per_token
+from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
+from calculators.inputs.hardware import PEAK_FLOPS_PARAM, accelerator_choices
+from calculators.inputs.training import RECOMPUTE_PARAM
 
 FLOP_COUNT_PARAM = Param(
     "flop_count",
@@ -204,10 +157,10 @@ MFU = Calculator(
             "GPU",
             "choice",
             "a100_80gb_sxm",
-            choices=hardware.accelerator_choices(),
+            choices=accelerator_choices(),
             help="Dense BF16 peak from the datasheet.",
         ),
-        replace(hardware.PEAK_FLOPS_PARAM, help="Blank: the catalogue's dense BF16 peak. "
+        replace(PEAK_FLOPS_PARAM, help="Blank: the catalogue's dense BF16 peak. "
                 "E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
         FLOP_COUNT_PARAM,
         # The shared declaration; a measured Megatron run recomputes fully by default.

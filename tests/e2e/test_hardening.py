@@ -11,7 +11,7 @@ import pytest
 
 import calculators
 from bigmodel_guide.plugin import content_security_policy
-from calculators.bridge import compute_json
+from calculators.core.bridge import compute_json
 from tests.e2e.conftest import stall_worker_on
 
 if TYPE_CHECKING:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 import calculators
-from calculators import presets, share
+from calculators.catalogues import presets
+from calculators.core import share
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page

@@ -19,7 +19,7 @@ if (!snapshotPath) await pyodide.loadPackage(pathToFileURL(wheel).href, { messag
 const preloaded = pyodide.runPython(
   "import sys; sorted(m for m in sys.modules if m.split('.')[0] == 'calculators')",
 ).toJs();
-const compute = pyodide.pyimport("calculators.bridge").compute_json;
+const compute = pyodide.pyimport("calculators.core.bridge").compute_json;
 const version = pyodide.runPython("import sys; sys.version.split()[0]");
 const answers = cases.map(([calc, inputs]) => {
   const started = performance.now();

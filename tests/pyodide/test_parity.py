@@ -16,7 +16,7 @@ import pytest
 import calculators
 from bigmodel_guide import bundle
 from bigmodel_guide.fence import find_fences, parse_fence
-from calculators.bridge import compute_json
+from calculators.core.bridge import compute_json
 
 ROOT = Path(__file__).resolve().parents[2]
 pytestmark = pytest.mark.pyodide
@@ -80,10 +80,11 @@ def test_the_snapshot_holds_every_calculator_module_imported(
     60 ms in Node); a fresh start imports modules only as they are used."""
     _, answers = pyodide_answers
     package = ROOT / "calculators"
-    modules = {"calculators"} | {
-        "calculators." + path.stem for path in package.glob("*.py")
-        if path.stem not in ("__init__", "__main__", "cli")
+    names = {
+        ".".join(path.relative_to(ROOT).with_suffix("").parts) for path in package.rglob("*.py")
     }
+    modules = {name.removesuffix(".__init__") for name in names
+               if name.rsplit(".", 1)[-1] not in ("__main__", "cli")}
     preloaded = set(answers["preloaded"])  # type: ignore[call-overload]
     if answers["snapshot"]:
         assert preloaded == modules

@@ -7,7 +7,7 @@ import sys
 import xml.etree.ElementTree as ET
 from pathlib import Path
 
-from calculators import charts
+from calculators.core import charts
 
 ROOT = Path(__file__).resolve().parents[2]
 HOSTILE = 'a < b & c > d "quoted" \'single\' </svg><script>x</script>'
@@ -49,7 +49,7 @@ def test_calculators_import_nothing_heavy() -> None:
     """
     code = (
         "import sys, calculators\n"
-        "from calculators import bridge\n"
+        "from calculators.core import bridge\n"
         "for calc_id in calculators.REGISTRY: calculators.compute(calc_id)\n"
         "heavy = ('urllib.request', 'http.client', 'email', 'ssl', 'xml.sax')\n"
         "print(sorted(m for m in sys.modules if m in heavy))\n"

@@ -1,4 +1,5 @@
-"""collective_time: the calculator around comm.py, its worked examples and bad inputs."""
+"""collective_time: the calculator around formulas.collectives, its worked examples and
+bad inputs."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""comm.py, the one implementation of collective costs, against its sources.
+"""formulas.collectives, the one implementation of collective costs, against its sources.
 
 nccl-tests doc/PERFORMANCE.md (bus-bandwidth factors), Thakur, Rabenseifner and Gropp
 2005 (alpha-beta costs), NVIDIA maintainers' measured busbw in nccl-tests issues.
@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculators import comm
+from calculators.formulas import collectives as comm
 
 ALPHA = 3e-6  # s per step
 BANDWIDTH = 100e9  # B/s per direction

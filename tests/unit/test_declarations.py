@@ -12,9 +12,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators.bridge import compute_json
-from calculators.cli import main
-from calculators.spec import Calculator, Param
+from calculators.core.bridge import compute_json
+from calculators.core.cli import main
+from calculators.core.spec import Calculator, Param
 from tests.unit.outcomes import assert_validates_or_sensible
 
 CALCS = list(calculators.REGISTRY.values())
@@ -174,7 +174,7 @@ def test_cli_never_crashes(calc: Calculator, data: st.DataObject,
 
 
 def test_cli_preset_then_explicit_inputs(capsys: pytest.CaptureFixture[str]) -> None:
-    from calculators import presets
+    from calculators.catalogues import presets
 
     calc = calculators.REGISTRY["training_compute"]
     preset = presets.get("llama3_405b")

@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators import ecmp
+from calculators.formulas import flow_collisions as ecmp
 
 
 def _enumerate_expected_max(k: int, m: int) -> Fraction:

@@ -9,11 +9,11 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
-from calculators.embeddings import optimizer_bytes, weight_bytes
-from calculators.tables import PRESET_BY_ID, parse_tables
+from calculators.catalogues.embedding_tables import PRESET_BY_ID, parse_tables
+from calculators.formulas.embeddings import optimizer_bytes, weight_bytes
 
 if TYPE_CHECKING:
-    from calculators.spec import Result
+    from calculators.core.spec import Result
 
 GB, GIB = 1e9, 2.0**30
 

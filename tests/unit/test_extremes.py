@@ -14,7 +14,7 @@ import math
 import pytest
 
 import calculators
-from calculators.spec import Calculator, Param
+from calculators.core.spec import Calculator, Param
 from tests.unit.outcomes import assert_validates_or_sensible
 
 CALCS = list(calculators.REGISTRY.values())

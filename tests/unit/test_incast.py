@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators.incast import dcqcn_schedule, incast_run
+from calculators.formulas.queueing import dcqcn_schedule, incast_run
 
 GBPS = 50e9  # 400 Gb/s in B/s
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 import calculators
-from calculators import presets
+from calculators.catalogues import presets
 
 GOLDEN = json.loads((Path(__file__).parent / "data" / "layout_golden.json").read_text())
 

@@ -7,14 +7,14 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
-from calculators.memory import (
+from calculators.formulas.architecture import Architecture
+from calculators.formulas.memory import (
     Strategy,
     activation_bytes_per_layer,
     memory_per_gpu,
     model_state_bytes,
     state_bytes,
 )
-from calculators.model import Architecture
 
 GB = 1e9
 
@@ -29,7 +29,7 @@ GPT3 = gpt(96, 12288, 96)
 MT_NLG = gpt(105, 20480, 128)
 
 
-def states(result: calculators.spec.Result) -> float:
+def states(result: calculators.core.spec.Result) -> float:
     return sum(result.value(n) for n in ("weights_bytes", "gradients_bytes", "optimizer_bytes"))
 
 

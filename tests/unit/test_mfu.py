@@ -7,8 +7,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
-from calculators.mfu import megatron_model_flops_per_token, recompute_flops_per_token
-from calculators.model import Architecture
+from calculators.formulas.architecture import Architecture
+from calculators.formulas.flops import megatron_model_flops_per_token, recompute_flops_per_token
 
 PALM_540B = {"layers": 118, "hidden": 18432, "heads": 48, "kv_heads": 1, "head_dim": 256,
              "ffn_hidden": 4 * 18432, "vocab": 256000, "gated_mlp": True, "biases": False,

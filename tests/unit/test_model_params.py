@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
-from calculators.model import megatron_params
+from calculators.formulas.architecture import megatron_params
 
 LLAMA2_7B = {"layers": 32, "hidden": 4096, "heads": 32, "ffn_hidden": 11008, "vocab": 32000,
              "seq_len": 4096, "gated_mlp": True, "biases": False,

@@ -9,10 +9,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators import comm
-from calculators.memory import Strategy, memory_per_gpu, state_bytes
-from calculators.model import Architecture
-from calculators.parallel import Cluster, Layout, evaluate, search
+from calculators.formulas import collectives as comm
+from calculators.formulas.architecture import Architecture
+from calculators.formulas.memory import Strategy, memory_per_gpu, state_bytes
+from calculators.formulas.planner import Cluster, Layout, evaluate, search
 
 GPT3 = Architecture(layers=96, hidden=12288, heads=96, kv_heads=96, head_dim=128,
                     ffn_hidden=4 * 12288, vocab=51200, seq_len=2048)

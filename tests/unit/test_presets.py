@@ -6,16 +6,16 @@ from __future__ import annotations
 import pytest
 
 import calculators
-from calculators import presets
-from calculators.presets import PRESETS, get, preset_texts, presets_for
+from calculators.catalogues import presets
+from calculators.catalogues.presets import PRESETS, get, preset_texts, presets_for
+from calculators.core.spec import ValidationError
 from calculators.registry import REGISTRY
-from calculators.spec import ValidationError
 
 PAIRS = [(calc, preset) for calc in REGISTRY.values() for preset in presets_for(calc)]
 MODELS = [p for p in PRESETS if p.kind == "model"]
 
 
-def compute_with(calc_id: str, preset_id: str, **extra: object) -> calculators.spec.Result:
+def compute_with(calc_id: str, preset_id: str, **extra: object) -> calculators.core.spec.Result:
     calc = REGISTRY[calc_id]
     return calc.compute({**preset_texts(calc, get(preset_id)), **extra})
 
@@ -36,7 +36,7 @@ def test_catalogue_is_well_formed() -> None:
 
 @pytest.mark.parametrize(("calc", "preset"), PAIRS,
                          ids=[f"{c.id}-{p.id}" for c, p in PAIRS])
-def test_texts_validate_round_trip_and_compute(calc: calculators.spec.Calculator,
+def test_texts_validate_round_trip_and_compute(calc: calculators.core.spec.Calculator,
                                                preset: presets.Preset) -> None:
     texts = preset_texts(calc, preset)
     values = presets.assignments(calc, preset)

@@ -9,11 +9,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators.sharding import Network, place, step_comm
-from calculators.tables import TableSpec
+from calculators.catalogues.embedding_tables import TableSpec
+from calculators.formulas.sharding import Network, place, step_comm
 
 if TYPE_CHECKING:
-    from calculators.spec import Result
+    from calculators.core.spec import Result
 
 SCHEMES = ("table_wise", "row_wise", "column_wise", "table_row_wise")
 

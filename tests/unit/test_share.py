@@ -10,10 +10,10 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators import share
-from calculators.bridge import call
-from calculators.cli import main
-from calculators.spec import Calculator, Param
+from calculators.core import share
+from calculators.core.bridge import call
+from calculators.core.cli import main
+from calculators.core.spec import Calculator, Param
 
 CALCS = list(calculators.REGISTRY.values())
 IDS = [c.id for c in CALCS]

@@ -12,13 +12,13 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators import comm
-from calculators.compute import co2_tonnes, energy_kwh
-from calculators.data_pipeline import read_bandwidth
-from calculators.sizing_steps import inter_node_share, layout_traffic, plan_at
+from calculators.cluster_sizing.steps import inter_node_share, layout_traffic, plan_at
+from calculators.formulas import collectives as comm
+from calculators.formulas.data_loading import read_bandwidth
+from calculators.formulas.flops import co2_tonnes, energy_kwh
 
 if TYPE_CHECKING:
-    from calculators.spec import Result
+    from calculators.core.spec import Result
 
 #: Llama 3 70B (Dubey et al. 2024, Table 3): 80 layers of width 8,192, 64 query and 8
 #: key/value heads, SwiGLU MLP of 28,672, 128,256-token vocabulary, 8,192-token context.

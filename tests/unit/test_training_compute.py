@@ -7,7 +7,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
-from calculators.compute import co2_tonnes, energy_kwh, training_flops
+from calculators.formulas.flops import co2_tonnes, energy_kwh, training_flops
 
 
 def test_gpt3_total_compute_brown_2020_table_d1() -> None:

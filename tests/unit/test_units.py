@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculators.units import UnitError, format_value, input_text, parse_quantity
+from calculators.core.units import UnitError, format_value, input_text, parse_quantity
 
 
 @pytest.mark.parametrize(

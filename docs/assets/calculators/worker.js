@@ -1,5 +1,5 @@
 // The live runtime: one module Worker per page session hosts Pyodide and the
-// calculators wheel, and answers calls through calculators.bridge. All URLs are
+// calculators wheel, and answers calls through calculators.core.bridge. All URLs are
 // absolute (resolved against this script), which Pyodide needs to load the wheel.
 import { RUNTIME } from "./runtime-config.js";
 
@@ -50,7 +50,7 @@ async function start(loadPyodide, fromSnapshot) {
   const pyodide = await loadPyodide(options);
   if (!fromSnapshot) await pyodide.loadPackage(RUNTIME.package, { messageCallback: () => {} });
   stamp("pyodide");
-  return pyodide.pyimport("calculators.bridge").call;
+  return pyodide.pyimport("calculators.core.bridge").call;
 }
 
 async function boot() {

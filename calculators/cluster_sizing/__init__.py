@@ -1,0 +1,231 @@
+"""cluster_sizing: from a model, a dataset and a deadline to a cluster, step by step.
+
+It composes formulas and adds none of its own: compute, GPU-hours, energy and carbon
+from formulas.flops; the layout and its memory from the planner (formulas.planner, run
+with the planner's own inputs as parallel_plan runs it); collective bytes from
+formulas.collectives; embedding memory and the PS-or-collective choice from
+formulas.embeddings and formulas.sparse_step; the read rate from formulas.data_loading.
+The steps are in ``dense.py`` and ``sparse.py``, the shared glue in ``steps.py`` and
+``machine.py``. Like every calculator, it imports no other calculator.
+"""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from typing import TYPE_CHECKING
+
+from calculators.cluster_sizing.dense import size_dense
+from calculators.cluster_sizing.machine import Machine, Report
+from calculators.cluster_sizing.sparse import size_sparse
+from calculators.core.spec import Calculator, Choice, Output, Param
+from calculators.inputs import data, training
+from calculators.inputs.architecture import ARCHITECTURE_PARAMS
+from calculators.inputs.embeddings import gpu_params, table_params
+from calculators.inputs.hardware import accelerator_choices
+from calculators.inputs.sparse_step import SPARSE_STEP_PARAMS
+from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
+
+if TYPE_CHECKING:
+    from calculators.core.spec import Computed, Inputs
+
+
+def _renamed(param: Param, name: str, label: str) -> Param:
+    return replace(param, name=name, label=label)
+
+
+_TABLES = {p.name: p for p in table_params()}
+_GPU = {p.name: p for p in gpu_params()}
+
+
+def _sparse_param(name: str) -> Param:
+    param = SPARSE_STEP_PARAMS[name]
+    return replace(param, help=(param.help + " Sparse models only.").strip())
+
+
+_DECLARED: tuple[Param, ...] = (
+    Param("model_kind", "Model kind", "choice", "dense",
+          choices=(Choice("dense", "dense (transformer LM)"),
+                   Choice("sparse", "sparse (recommendation: embeddings + MLPs)")),
+          help="Dense: sized by compute, then laid out by the TP x PP x DP planner. Sparse: "
+               "sized by the dense part's compute, then by the embedding tables' memory and "
+               "the PS-or-collective choice."),
+    Param("deadline_days", "Deadline", "float", 34.0, unit="days", minimum=0.01,
+          maximum=3650,
+          help="Wall-clock days the training run may take. Default 34: Narayanan et al. "
+               "2021's estimate for GPT-3 on 1,024 A100s (Sec. 5.1)."),
+    replace(training.UTILIZATION_PARAM, default=0.4487,
+            help="Achieved fraction of peak over the whole run, an assumption. Default "
+                 "44.87%: Megatron's 140 TFLOP/s per A100 for GPT-3, counted with 8ND "
+                 "(Narayanan et al. 2021, Sec. 5.1); with 6ND use an MFU, e.g. 38-43% "
+                 "for Llama 3 405B on H100s (Dubey et al. 2024, Table 4)."),
+    replace(training.FLOPS_PER_PARAM_TOKEN_PARAM, default=8.0,
+            help="8 with full activation recomputation, as Megatron counts for GPT-3 "
+                 "(Narayanan et al. 2021, Sec. 5.1); 6 when the utilisation is an MFU "
+                 "(Kaplan et al. 2020, Sec. 2.1)."),
+    # --- dense: the model and its data
+    *ARCHITECTURE_PARAMS,
+    Param("params", "Parameters N (override)", "float", None, unit="param", minimum=1,
+          maximum=1e16, optional=True,
+          placeholder="from the architecture",
+          help="N in C = 6ND. Blank: counted from the architecture (model_params). The "
+               "planner always uses the architecture."),
+    training.TOKENS_PARAM,
+    Param("global_batch", "Global batch", "int", 1536, unit="sequence", minimum=1,
+          maximum=100_000_000,
+          help="Sequences per optimizer step (dense). Data parallelism must divide it. "
+               "GPT-3 on 1,024 A100s: 1,536 (Narayanan et al. 2021, Sec. 5.1)."),
+    PRECISION_PARAM,
+    OPTIMIZER_PARAM,
+    Param("bytes_per_token", "Stored bytes per token", "float", None, unit="B", minimum=1e-3,
+          maximum=1e6, optional=True,
+          placeholder="2 or 4 by vocabulary",
+          help="Tokenised training data on disk. Blank: 2 B (uint16) when the vocabulary "
+               "fits in 65,536 IDs, else 4 B (int32), as Megatron-LM's indexed datasets "
+               "store them."),
+    # --- sparse: the model and its data
+    # The data inputs are data_pipeline's, with this calculator's defaults and help.
+    replace(data.DATASET_SAMPLES_PARAM, default=500e9,
+            help="Sparse models. 500 billion logged impressions is an assumption of "
+                 "industrial scale (Criteo 1TB has 4.2 billion)."),
+    replace(data.BYTES_PER_SAMPLE_PARAM, default=5e3,
+            help="Sparse models. 160 B for DLRM's binary Criteo; production samples with "
+                 "thousands of features run to kilobytes (5 kB is an assumption)."),
+    replace(data.EPOCHS_PARAM,
+            help="Sparse models: passes over the samples (usually one)."),
+    replace(_sparse_param("batch_size"), label="Samples per step"),
+    _sparse_param("dense_params"),
+    replace(_TABLES["tables"], help=_TABLES["tables"].help + " Sparse models only."),
+    _TABLES["num_tables"],
+    _TABLES["rows_per_table"],
+    _TABLES["embedding_dim"],
+    _renamed(_TABLES["dtype"], "embedding_dtype", "Embedding weight precision"),
+    _renamed(_TABLES["optimizer"], "embedding_optimizer", "Embedding optimizer"),
+    _sparse_param("pooling_factor"),
+    _sparse_param("unique_ratio"),
+    _renamed(SPARSE_STEP_PARAMS["dtype"], "wire_dtype", "Embeddings on the wire"),
+    _sparse_param("dense_on_ps"),
+    Param("num_ps_servers", "PS servers", "int", None, unit="server", minimum=1,
+          maximum=10_000_000, optional=True, placeholder="enough to hold the tables",
+          help="Sparse models. Blank: as many hosts as the tables need (embedding_memory)."),
+    _sparse_param("server_nic_bandwidth"),
+    _sparse_param("host_memory"),
+    _sparse_param("host_reserve"),
+    _GPU["gpu_reserve"],
+    # --- the machines
+    Param("gpu", "Accelerator", "choice", "a100_80gb_sxm",
+          choices=accelerator_choices(),
+          help="Peak dense BF16 FLOP/s, memory, NVLink bandwidth and power from the "
+               "datasheet (hardware catalogue)."),
+    Param("gpu_memory", "GPU memory override", "float", None, unit="B", minimum=1e6,
+          maximum=1e14, optional=True, placeholder="from the GPU",
+          help="E.g. what your framework leaves usable."),
+    Param("gpus_per_node", "GPUs per node", "int", 8, minimum=1, maximum=1024,
+          help="The NVLink domain: 8 in a DGX/HGX A100 or H100 node. GPUs are bought in "
+               "whole nodes."),
+    Param("nics_per_node", "NICs per node", "int", None, minimum=1, maximum=1024,
+          optional=True, placeholder="one per GPU",
+          help="Scale-out ports per node. Blank: one per GPU (DGX A100 / H100)."),
+    Param("nic_bandwidth", "NIC bandwidth", "float", None, unit="B/s", minimum=1e6,
+          maximum=1e13, optional=True, placeholder="HDR (A100) or NDR",
+          help="Per port, per direction. Blank: InfiniBand HDR 200 Gb/s for A100 and NDR "
+               "400 Gb/s otherwise, as parallel_plan assumes."),
+    training.PRICE_PER_GPU_HOUR_PARAM,
+    training.GPU_POWER_WATTS_PARAM,
+    training.PUE_PARAM,
+    training.CARBON_INTENSITY_PARAM,
+)
+
+#: The form's order: the question first (kind, deadline, machines, MFU), then the dense
+#: model and data, then the sparse ones; the rest under "More inputs" unless an
+#: example sets it. Labels say which kind of model an input is for.
+_DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
+_SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
+           "rows_per_table", "embedding_dim", "dense_on_ps")
+_FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization",
+          "flops_per_param_token", *_DENSE, *_SPARSE)
+_BY_NAME = {p.name: p for p in _DECLARED}
+
+
+def _labelled(param: Param) -> Param:
+    kind = " (dense)" if param.name in _DENSE else " (sparse)" if param.name in _SPARSE else ""
+    return replace(param, label=param.label + kind, advanced=param.name not in _FIRST)
+
+
+PARAMS: tuple[Param, ...] = tuple(_labelled(p) for p in (
+    *(_BY_NAME[name] for name in _FIRST),
+    *(p for p in _DECLARED if p.name not in _FIRST)))
+
+
+OUTPUTS: tuple[Output, ...] = (
+    Output("num_gpus", "GPUs", "GPU", "count"),
+    Output("num_nodes", "Nodes", "", "count"),
+    Output("gpus_for_deadline", "GPUs the deadline needs (before rounding)", "GPU", "count"),
+    Output("training_mode", "Training mode", "", "text"),
+    Output("total_flops", "Training compute C", "FLOP", "sci"),
+    Output("gpu_hours", "GPU-hours", "GPU-h", "count"),
+    Output("wall_clock_days", "Wall-clock time", "days", "fixed"),
+    Output("step_time", "Step time at the assumed MFU", "s", "si"),
+    Output("tp", "Tensor parallel", "", "count"),
+    Output("pp", "Pipeline parallel", "", "count"),
+    Output("dp", "Data parallel", "", "count"),
+    Output("micro_batch", "Micro-batch", "sequence", "count"),
+    Output("zero_stage", "ZeRO stage", "", "count"),
+    Output("recompute", "Recomputation", "", "text"),
+    Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
+    Output("memory_headroom_bytes", "Memory headroom per GPU", "B"),
+    Output("planner_mfu", "MFU the planner's step model reaches", "1", "percent"),
+    Output("planner_days", "Time at the planner's step estimate", "days", "fixed"),
+    Output("intra_node_bytes_per_step", "Sent in node per GPU per step", "B"),
+    Output("inter_node_bytes_per_step", "Sent across nodes per GPU per step", "B"),
+    Output("intra_node_bandwidth_needed", "In-node bandwidth needed per GPU", "B/s",
+           help="Dense: the in-node bytes per step over the step time at the assumed MFU."),
+    Output("inter_node_bandwidth_needed", "Network bandwidth needed per GPU", "B/s",
+           help="Dense: to hide behind compute at the assumed MFU. Sparse: to fit the step "
+                "budget the deadline allows."),
+    Output("inter_node_bandwidth_available", "Network line rate per GPU", "B/s"),
+    Output("embedding_bytes", "Embedding tables + optimizer state", "B"),
+    Output("gpus_for_tables", "GPUs to hold the tables", "GPU", "count"),
+    Output("ps_hosts", "Parameter-server hosts", "host", "count"),
+    Output("comm_time_per_step", "Sparse communication per step", "s", "si"),
+    Output("read_bandwidth", "Storage read bandwidth", "B/s"),
+    Output("read_bandwidth_per_gpu", "Read bandwidth per GPU", "B/s"),
+    Output("dataset_bytes", "Training data read", "B"),
+    Output("checkpoint_bytes", "Checkpoint (model + optimizer states)", "B"),
+    Output("cost_usd", "Cost", "USD", "usd"),
+    Output("energy_kwh", "Energy", "kWh", "count"),
+    Output("co2_tonnes", "Emissions", "tCO2e", "count"),
+)
+
+def size_cluster(inputs: Inputs) -> Computed:
+    """The calculator's function: dense or sparse, then storage and money."""
+    machine = Machine.from_inputs(inputs)
+    report = Report()
+    if inputs.text("model_kind") == "dense":
+        size_dense(inputs, machine, report)
+        report.notes.append(
+            "Assumed: the MFU is end to end; the planner's own step model (60% of peak "
+            "in compute, links at 80% of line rate) is a cross-check, not the estimate.")
+    else:
+        size_sparse(inputs, machine, report)
+        report.notes.append(
+            "Assumed: compute at the given MFU counts only the dense MLPs; communication "
+            "as sparse_training models it, hidden behind compute up to the step's length.")
+    return report.computed(f"How {inputs.text('model_kind')} sizing reached its answer")
+
+
+CLUSTER_SIZING = Calculator(
+    id="cluster_sizing",
+    title="Sizing a training cluster",
+    summary="From a model, a dataset and a deadline to GPUs, layout, memory headroom, "
+            "network per GPU, storage bandwidth, energy, cost and carbon.",
+    chapter="capstone.md",
+    params=PARAMS,
+    outputs=OUTPUTS,
+    function=size_cluster,
+    sources=(
+        "Kaplan et al. 2020, Sec. 2.1 (C = 6ND), via training_compute",
+        "Narayanan et al. 2021, Megatron-LM (SC21), Sec. 5.1 (GPT-3 on 1,024 A100s)",
+        "Touvron et al. 2023, LLaMA, Table 15 (energy and carbon), via training_compute",
+        "parallel_plan, embedding_memory, sparse_training and data_pipeline (this guide)",
+    ),
+)

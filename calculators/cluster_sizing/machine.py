@@ -1,0 +1,131 @@
+"""What the steps of ``cluster_sizing`` share: the machine, the report, money, storage."""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from calculators.catalogues import hardware
+from calculators.cluster_sizing.steps import MAX_GPUS
+from calculators.core import units
+from calculators.core.spec import Computed, Table, ValidationError
+from calculators.formulas.data_loading import read_bandwidth
+from calculators.formulas.flops import co2_tonnes, energy_kwh, gpu_seconds
+
+if TYPE_CHECKING:
+    from calculators.catalogues.hardware import Accelerator
+    from calculators.core.spec import Inputs
+
+SECONDS_PER_DAY = 86_400.0
+#: Loading data above this share of a GPU's NIC competes with training traffic (the
+#: threshold data_pipeline warns at).
+NIC_SHARE_WARNING = 0.1
+
+
+def fmt(value: float | None, unit: str, style: units.Format = "si") -> str:
+    """A value as the outputs show it (units.format_value)."""
+    return units.format_value(value, unit, style)
+
+
+@dataclass
+class Machine:
+    """The accelerator, the node shape and the assumed MFU and deadline, in SI units."""
+
+    gpu: Accelerator
+    per_node: int
+    nic_per_gpu: float
+    capacity: float
+    power: float | None
+    mfu: float
+    k: float
+    deadline_s: float
+
+    @classmethod
+    def from_inputs(cls, inputs: Inputs) -> Machine:
+        gpu = hardware.get(inputs.text("gpu"))
+        per_node = inputs.whole("gpus_per_node")
+        nics = per_node if inputs["nics_per_node"] is None else inputs.whole("nics_per_node")
+        nic = inputs.opt("nic_bandwidth") or hardware.default_nic(gpu.id).bandwidth
+        return cls(gpu, per_node, nics * nic / per_node,
+                   inputs.opt("gpu_memory") or gpu.memory_bytes,
+                   inputs.opt("gpu_power_watts") or gpu.power_watts,
+                   inputs.num("utilization"), inputs.num("flops_per_param_token"),
+                   inputs.num("deadline_days") * SECONDS_PER_DAY)
+
+    def gpus_for(self, flops: float) -> float:
+        """GPUs that finish ``flops`` by the deadline at the assumed MFU (formulas.flops)."""
+        exact = gpu_seconds(flops, self.gpu.peak_bf16_flops, self.mfu) / self.deadline_s
+        if exact > MAX_GPUS:
+            raise ValidationError("deadline_days", f"{self.deadline_s / SECONDS_PER_DAY:g} "
+                                  f"days needs {exact:,.0f} GPUs at this MFU, more than the "
+                                  f"{MAX_GPUS:,} this calculator sizes")
+        return exact
+
+    def nodes_text(self, gpus: int) -> str:
+        """GPUs and whole nodes, as in "1,024 (128 nodes)"."""
+        nodes = gpus // self.per_node
+        return f"{gpus:,} ({nodes:,} node{'' if nodes == 1 else 's'})"
+
+    def whole_nodes(self, gpus: float) -> int:
+        return max(1, math.ceil(gpus / self.per_node)) * self.per_node
+
+
+@dataclass
+class Report:
+    """Values, the reasoning table and the notes, filled step by step."""
+
+    values: dict[str, float | bool | str | None] = field(default_factory=dict)
+    rows: list[tuple[str, str, str]] = field(default_factory=list)
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+
+    def row(self, step: str, value: str, why: str) -> None:
+        self.rows.append((step, value, why))
+
+    def computed(self, caption: str) -> Computed:
+        return Computed(values=self.values, warnings=self.warnings, notes=self.notes,
+                        table=Table(("step", "value", "why"), tuple(self.rows), caption))
+
+
+def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) -> None:
+    """Cost, energy and carbon from GPU-hours, as training_compute computes them."""
+    cost = gpu_hours * inputs.num("price_per_gpu_hour")
+    energy = carbon = None
+    if machine.power is None:
+        report.warnings.append(f"{machine.gpu.name} has no published power figure: set "
+                               "gpu_power_watts to get energy and CO2.")
+    else:
+        energy = energy_kwh(gpu_hours, machine.power, inputs.num("pue"))
+        carbon = co2_tonnes(energy, inputs.num("carbon_intensity"))
+    report.values.update(cost_usd=cost, energy_kwh=energy, co2_tonnes=carbon)
+    report.row("Cost, energy, carbon",
+               f"{fmt(cost, 'USD', 'usd')}; {fmt(energy, 'kWh', 'count')}; "
+               f"{fmt(carbon, 'tCO2e', 'count')}",
+               "GPU-hours x price; x GPU power x PUE; x grid intensity (Meta's method, "
+               "LLaMA Table 15). GPUs only: hosts, network and storage add more.")
+
+
+def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes: float,
+            items: float, what: str) -> None:
+    """The read rate the data pipeline must sustain (data_pipeline.read_bandwidth)."""
+    bandwidth = read_bandwidth(rate, item_bytes)
+    per_gpu = bandwidth / n
+    share = per_gpu / machine.nic_per_gpu
+    report.values.update(read_bandwidth=bandwidth, read_bandwidth_per_gpu=per_gpu,
+                         dataset_bytes=items * item_bytes)
+    nic = f"{share:.1%}" if share >= 0.001 else "under 0.1%"
+    report.row("Storage read bandwidth", f"{fmt(bandwidth, 'B/s')} ({fmt(per_gpu, 'B/s')} "
+               f"per GPU, {nic} of its NIC)",
+               f"{fmt(rate, what + '/s', 'count')} x {fmt(item_bytes, 'B')} each, at the "
+               f"pace of the run ({fmt(items * item_bytes, 'B')} of data; data_pipeline)")
+    if share > NIC_SHARE_WARNING:
+        report.warnings.append(f"Reading data takes {share:.0%} of each GPU's NIC: give "
+                               "storage its own network or cache the data locally.")
+
+
+def empty_layout(report: Report) -> None:
+    """The dense layout's outputs, when there is no layout to report."""
+    report.values.update(dict.fromkeys((
+        "tp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "memory_per_gpu_bytes",
+        "memory_headroom_bytes", "planner_mfu", "planner_days")))

@@ -1,0 +1,157 @@
+"""Sizing a sparse model: compute, embedding memory, PS or collective, communication."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from calculators.cluster_sizing.machine import SECONDS_PER_DAY, empty_layout, fmt, money, storage
+from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
+from calculators.formulas.flops import gpu_seconds, training_flops
+from calculators.formulas.memory import state_bytes
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from calculators.cluster_sizing.machine import Machine, Report
+    from calculators.cluster_sizing.steps import SparseSide
+    from calculators.core.spec import Inputs
+
+
+def _sparse_at(inputs: Inputs, machine: Machine, n: int, budget: float) -> SparseSide:
+    """sparse_training at ``n`` workers; a PS gets the servers its target needs."""
+    side = sparse_side(inputs, workers=n, nic_per_gpu=machine.nic_per_gpu,
+                       scale_up=machine.gpu.scale_up_bandwidth, step_budget=budget)
+    needed = side.training.servers_needed
+    if (side.mode == "ps" and inputs["num_ps_servers"] is None and needed is not None
+            and float(needed) > side.servers):
+        side = sparse_side(inputs, workers=n, nic_per_gpu=machine.nic_per_gpu,
+                           scale_up=machine.gpu.scale_up_bandwidth, step_budget=budget,
+                           servers=int(float(needed)))
+    return side
+
+
+def _fast_enough(side: SparseSide, budget: float) -> bool:
+    """The recommended mode fits somewhere, and its communication fits a step."""
+    return side.mode != "neither" and side.comm_time() <= budget
+
+
+def _sparse_workers(inputs: Inputs, machine: Machine, start: int, budget: float,
+                    step_time: Callable[[int, SparseSide], float],
+                    ) -> tuple[int, SparseSide, bool]:
+    """The fewest whole nodes from ``start`` GPUs whose communication per step fits the
+    step budget: node counts doubling through powers of two, then halving the gap
+    (communication per worker shrinks as the batch is shared out, until fixed costs
+    such as the dense part remain). When no count fits, the count among those tried
+    with the shortest step: as fast as this design gets."""
+    per_node = machine.per_node
+    low = start // per_node
+    side = _sparse_at(inputs, machine, start, budget)
+    if _fast_enough(side, budget):
+        return start, side, True
+    cap = max(low, min(MAX_GPUS, inputs.whole("batch_size")) // per_node)
+    tried = [(step_time(start, side), start, side)]
+    high = low
+    found: SparseSide | None = None
+    while high < cap:
+        low, high = high, min(cap, 1 << high.bit_length())  # the next power of two
+        trial = _sparse_at(inputs, machine, high * per_node, budget)
+        if _fast_enough(trial, budget):
+            found = trial
+            break
+        tried.append((step_time(high * per_node, trial), high * per_node, trial))
+    if found is None:
+        _, best, side = min(tried, key=lambda t: (t[0], t[1]))
+        return best, side, False
+    while high - low > 1:
+        mid = (low + high) // 2
+        trial = _sparse_at(inputs, machine, mid * per_node, budget)
+        if _fast_enough(trial, budget):
+            high, found = mid, trial
+        else:
+            low = mid
+    return high * per_node, found, True
+
+
+def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
+    """Compute gives a first count; the tables, the PS-or-collective choice and the
+    step budget the deadline leaves decide the final one."""
+    dense_params = inputs.num("dense_params")
+    samples = inputs.num("dataset_samples") * inputs.num("epochs")
+    total = training_flops(dense_params, samples, machine.k)
+    exact = machine.gpus_for(total)
+    start = machine.whole_nodes(exact)
+    batch = inputs.whole("batch_size")
+    steps = samples / batch
+    budget = machine.deadline_s / steps
+    peak = machine.gpu.peak_bf16_flops
+    step_gpu_s = gpu_seconds(training_flops(dense_params, batch, machine.k), peak, machine.mfu)
+
+    def step_time(n: int, side: SparseSide) -> float:
+        return max(step_gpu_s / n, side.comm_time())
+
+    n, side, in_time = _sparse_workers(inputs, machine, start, budget, step_time)
+    compute_step = step_gpu_s / n
+    training, emb = side.training, side.embedding
+    comm_step = side.comm_time()
+    wall_s = steps * max(compute_step, comm_step)
+    hours = n * wall_s / 3600.0
+    if side.mode == "ps":  # pulls come in while pushes go out: the larger direction
+        sent = max(training.ps.pull_bytes, training.ps.push_bytes)
+    else:
+        sent = (training.alltoall.bytes_sent_per_rank
+                + training.allreduce.bytes_sent_per_rank)
+    per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
+    checkpoint = emb.total_bytes + dense_params * per_param.total
+    empty_layout(report)
+    report.values.update(
+        num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
+        training_mode=side.mode, total_flops=total, gpu_hours=hours,
+        wall_clock_days=wall_s / SECONDS_PER_DAY, step_time=compute_step,
+        intra_node_bytes_per_step=None, inter_node_bytes_per_step=sent,
+        intra_node_bandwidth_needed=None, inter_node_bandwidth_needed=sent / budget,
+        inter_node_bandwidth_available=machine.nic_per_gpu,
+        embedding_bytes=emb.total_bytes, gpus_for_tables=emb.min_gpus,
+        ps_hosts=float(side.servers) if side.mode == "ps" else 0.0,
+        comm_time_per_step=comm_step, checkpoint_bytes=checkpoint)
+    report.row("Training compute C", fmt(total, "FLOP", "sci"),
+               f"{machine.k:g} x {fmt(dense_params, 'dense parameters', 'count')} x "
+               f"{fmt(samples, 'samples', 'count')}: embedding lookups are gathers, not "
+               "FLOPs (training_compute)")
+    report.row("GPUs for the compute", f"{exact:,.2f} -> {start:,}",
+               f"at {machine.mfu:.1%} of {fmt(peak, 'FLOP/s')} by the deadline, rounded up "
+               "to whole nodes")
+    report.row("Embedding tables", fmt(emb.total_bytes, "B"),
+               f"weights + optimizer state (embedding_memory): {emb.min_gpus:,} "
+               f"GPUs or {emb.min_ps_hosts:,} PS host(s) to hold them")
+    report.row("Step budget", f"{fmt(budget, 's')} per step of {batch:,} samples",
+               f"deadline / {steps:,.0f} steps")
+    report.row("GPUs", machine.nodes_text(n),
+               "the compute's count" if n == start else
+               f"the fewest whole nodes whose communication per step fits the budget "
+               f"(the compute alone needs {start:,})")
+    report.row("PS or collective", f"{side.mode}" + (
+        f", {side.servers:,} PS hosts" if side.mode == "ps" else ""),
+        training.reason + " (sparse_training)")
+    report.row("Communication per step", fmt(comm_step, "s"),
+               f"{fmt(sent, 'B')} per GPU in its busier direction, "
+               f"{fmt(sent / budget, 'B/s')} over the budget; compute takes "
+               f"{fmt(compute_step, 's')}; communication hidden behind compute where it "
+               "fits, so a step takes the longer of the two")
+    if side.mode == "neither":
+        report.warnings.append(training.reason)
+    if not in_time:
+        report.warnings.append(
+            f"No number of GPUs up to the batch size brings communication within the "
+            f"{fmt(budget, 's')} step budget. The fastest count tried, {n:,} GPUs, takes "
+            f"{fmt(comm_step, 's')} per step, "
+            f"and the run {wall_s / SECONDS_PER_DAY:,.1f} days. Fewer bytes on the wire "
+            "(fp16, de-duplication), more PS servers or a larger batch would help.")
+    if side.mode == "ps":
+        report.notes.append(f"A collective design would instead need "
+                            f"{emb.min_gpus:,} GPUs to hold the tables in GPU "
+                            "memory.")
+    storage(report, machine, n, rate=samples / wall_s, item_bytes=inputs.num(
+        "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
+    report.row("Checkpoint", fmt(checkpoint, "B"),
+               "embedding tables with their optimizer state, plus the dense part")
+    money(report, inputs, machine, hours)

@@ -1,0 +1,247 @@
+"""The steps of ``cluster_sizing``, each a call into the formulas the other calculators
+compose too.
+
+Nothing here re-derives a formula: the layout comes from the planner's ``search``
+(formulas.planner) with the planner's own inputs and cluster (inputs.cluster, validated
+by the same declarations as parallel_plan's); embedding memory and the PS-or-collective
+choice come from formulas.embeddings and formulas.sparse_step, as the
+``embedding_memory`` and ``sparse_training`` calculators compute them. What is new is
+the glue: which GPU count to ask about, and how to split a layout's traffic into the
+part that stays in a node and the part that crosses the network.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from calculators.core.spec import ValidationError, validate
+from calculators.formulas import collectives as comm
+from calculators.formulas.embeddings import table_memory
+from calculators.formulas.memory import state_bytes
+from calculators.formulas.planner import divisors, search
+from calculators.formulas.sharding import COMM_BYTES, Network
+from calculators.formulas.sparse_step import MAX_TABLE_BYTES, Job, compare_step
+from calculators.inputs.architecture import architecture
+from calculators.inputs.cluster import PLANNER_PARAMS, planner_cluster
+from calculators.inputs.embeddings import (
+    DEFAULT_LATENCY_S,
+    host_usable_bytes,
+    tables_from_inputs,
+    usable_gpu_bytes,
+)
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from calculators.core.spec import Inputs
+    from calculators.formulas.architecture import Architecture
+    from calculators.formulas.embeddings import TableMemory
+    from calculators.formulas.planner import Cluster, Layout
+    from calculators.formulas.sparse_step import StepComparison
+
+#: The scan for a GPU count the planner accepts stops after this many costed layouts
+#: (about 25 µs each natively), so that the page never waits long on an odd count.
+MAX_EVALUATED_LAYOUTS = 3000
+#: ... or after this many GPU counts.
+MAX_NODE_COUNTS = 200
+#: parallel_plan accepts up to this many GPUs.
+MAX_GPUS = 1_000_000
+
+
+@dataclass(frozen=True)
+class Plan:
+    """The planner's answer at one GPU count."""
+
+    num_gpus: int
+    arch: Architecture
+    cluster: Cluster
+    layouts: list[Layout]
+
+    @property
+    def best(self) -> Layout | None:
+        """parallel_plan's winner: the fastest layout that fits."""
+        return next((lay for lay in self.layouts if lay.fits), None)
+
+
+def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
+            search_layouts: bool = True, micro_batch: int | None = None) -> Plan:
+    """Every layout of ``num_gpus`` GPUs, as parallel_plan ranks them (same search, same
+    cluster, same state bytes and activation width); ``micro_batch`` narrows the search
+    as parallel_plan's own input of that name does."""
+    raw = {**plan_raw, "num_gpus": num_gpus}
+    try:
+        inputs = validate(PLANNER_PARAMS, raw, owner="parallel_plan")
+    except ValidationError as err:
+        if err.input_name in raw and err.input_name != "num_gpus":
+            raise ValidationError(blame, f"leads to parallel_plan rejecting {err}") from None
+        raise
+    arch = architecture(inputs)
+    precision = inputs.text("precision")
+    cluster = planner_cluster(inputs)
+    if not search_layouts:
+        return Plan(num_gpus, arch, cluster, [])
+    layouts = search(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
+                     inputs.whole("global_batch"), micro_batch=micro_batch,
+                     act_bytes=4.0 if precision == "fp32" else 2.0)
+    return Plan(num_gpus, arch, cluster, layouts)
+
+
+@dataclass(frozen=True)
+class Scan:
+    """The GPU count chosen, how many counts were tried, and the plan there (if any)."""
+
+    start_gpus: int
+    num_gpus: int
+    tried: int
+    evaluated: int
+    plan: Plan | None
+    #: The winner at ``num_gpus`` passed the ``fast_enough`` test.
+    fast_enough: bool
+
+
+def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
+                     start: int) -> list[int]:
+    """GPU counts from ``start`` up, in whole nodes, that admit at least one layout
+    under the planner's rules (parallel.search: tp divides the heads and KV heads, pp
+    is at most the layers, dp divides the global batch), smallest first."""
+    tps, dps = divisors(math.gcd(arch.heads, arch.kv_heads)), divisors(global_batch)
+    counts = {t * p * d for t in tps for p in range(1, arch.layers + 1) for d in dps}
+    return sorted(n for n in counts if n >= start and n % gpus_per_node == 0)
+
+
+def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_node: int,
+                    blame: str, fast_enough: Callable[[Layout], bool]) -> Scan:
+    """The smallest count of whole nodes with at least ``start_gpus`` GPUs whose
+    planner winner (the fastest layout that fits) is ``fast_enough``; failing that,
+    within the search budget, the smallest whose winner fits at all.
+
+    Only counts that admit a layout are costed. Candidates are screened with
+    micro-batch 1, the layouts with the least activation memory and the smallest
+    pipeline bubble, so a quarter of the full search; the count chosen then gets
+    parallel_plan's full search, whose winner is at least as fast. Counts with too many
+    layouts to search are skipped. Whether a count is accepted depends on the count
+    (and the test) alone, so a later start never ends lower.
+    """
+    first = max(1, math.ceil(start_gpus / gpus_per_node)) * gpus_per_node
+    probe = plan_at(plan_raw, gpus_per_node, blame, search_layouts=False)
+    batch = int(str(plan_raw["global_batch"]))
+    tried = evaluated = 0
+    chosen: int | None = None
+    fallback: int | None = None
+    for n in candidate_counts(probe.arch, batch, gpus_per_node, first):
+        if n > MAX_GPUS or tried >= MAX_NODE_COUNTS or evaluated >= MAX_EVALUATED_LAYOUTS:
+            break
+        tried += 1
+        try:
+            screen = plan_at(plan_raw, n, blame, micro_batch=1)
+        except ValidationError as err:
+            if err.input_name != "num_gpus":
+                raise
+            continue  # too many layouts to search at this count
+        evaluated += len(screen.layouts)
+        best = screen.best
+        if best is None:
+            continue
+        if fast_enough(best):
+            chosen = n
+            break
+        fallback = fallback or n
+    count = chosen or fallback
+    if count is None:
+        return Scan(first, first, tried, evaluated, None, fast_enough=False)
+    plan = plan_at(plan_raw, count, blame)
+    return Scan(first, count, tried, evaluated + len(plan.layouts), plan,
+                fast_enough=chosen is not None)
+
+
+def inter_node_share(ranks: int, per_node: int) -> float:
+    """The share of what a GPU sends in formulas.collectives' two-level collective that crosses
+    nodes: the whole collective's bytes less those of the same collective inside one
+    node (its intra-node phases). The share is the same for allreduce, reduce-scatter
+    and allgather, and for any size."""
+    per_node = max(1, min(per_node, ranks))
+    if ranks <= per_node:
+        return 0.0
+    whole = comm.hierarchical_cost("allreduce", 1.0, ranks, per_node, 1.0, 1.0, 0.0)
+    inside = comm.hierarchical_cost("allreduce", 1.0, per_node, per_node, 1.0, 1.0, 0.0)
+    return (whole.bytes_sent_per_rank - inside.bytes_sent_per_rank) / whole.bytes_sent_per_rank
+
+
+@dataclass(frozen=True)
+class Traffic:
+    """Bytes one GPU sends per optimizer step, inside its node and across the network."""
+
+    intra_bytes: float
+    inter_bytes: float
+
+
+def layout_traffic(lay: Layout, gpus_per_node: int) -> Traffic:
+    """Split the planner's per-step bytes by where they travel. Ranks are ordered TP,
+    DP, PP (formulas.planner): a TP group holds min(tp, g) ranks per node, a DP group
+    g // tp when tp < g and one otherwise, as the planner places them; pipeline sends
+    are counted where the planner counts them (across nodes once the model spans
+    more than one node)."""
+    g = gpus_per_node
+    tp_share = inter_node_share(lay.tp, min(lay.tp, g))
+    dp_per_node = max(1, min(lay.dp, g // lay.tp)) if lay.tp < g else 1
+    dp_share = inter_node_share(lay.dp, dp_per_node)
+    pp_share = 1.0 if lay.pp_inter else 0.0
+    inter = (lay.tp_bytes * tp_share + lay.pp_bytes * pp_share + lay.dp_bytes * dp_share)
+    intra = (lay.tp_bytes * (1 - tp_share) + lay.pp_bytes * (1 - pp_share)
+             + lay.dp_bytes * (1 - dp_share))
+    return Traffic(intra, inter)
+
+
+@dataclass(frozen=True)
+class SparseSide:
+    """The tables' memory and the PS-or-collective answer for one job."""
+
+    embedding: TableMemory
+    training: StepComparison
+    servers: int
+
+    @property
+    def mode(self) -> str:
+        return self.training.mode
+
+    def comm_time(self) -> float:
+        """Communication per step of the recommended mode (sparse_training's model)."""
+        step = self.training
+        return step.ps.time_s if self.mode == "ps" else step.collective_time_s
+
+
+def sparse_side(inputs: Inputs, *, workers: int, nic_per_gpu: float, scale_up: float,
+                step_budget: float, servers: int | None = None) -> SparseSide:
+    """The tables' memory (as embedding_memory computes it), then the PS-or-collective
+    comparison (as sparse_training computes it) for ``workers`` GPUs and the PS hosts
+    that hold the tables (or the reader's count), aiming the PS at a communication time
+    of one step's budget."""
+    tables = tables_from_inputs(inputs)
+    memory = table_memory(tables, inputs.text("embedding_dtype"),
+                          inputs.text("embedding_optimizer"),
+                          gpu_usable=usable_gpu_bytes(inputs),
+                          host_usable=host_usable_bytes(inputs))
+    if memory.total_bytes > MAX_TABLE_BYTES:
+        raise ValidationError("tables", f"the tables and their optimizer state come to "
+                              f"{memory.total_bytes:.3g} B, beyond the {MAX_TABLE_BYTES:g} B "
+                              "the sparse step is modelled for")
+    if servers is None:
+        given = inputs["num_ps_servers"]
+        servers = (memory.min_ps_hosts or 1) if given is None else inputs.whole("num_ps_servers")
+    job = Job(batch=float(inputs.whole("batch_size")), features=len(tables),
+              pooling=inputs.num("pooling_factor"), unique=inputs.num("unique_ratio"),
+              dim=inputs.whole("embedding_dim"), value_bytes=COMM_BYTES[inputs.text("wire_dtype")],
+              dense_params=inputs.num("dense_params"), workers=workers, servers=servers,
+              server_nic=inputs.num("server_nic_bandwidth"),
+              dense_on_ps=inputs.flag("dense_on_ps"),
+              net=Network(nic_per_gpu, scale_up, inputs.whole("gpus_per_node"),
+                          DEFAULT_LATENCY_S))
+    # sparse_training's target must be positive and at most 1e4 s.
+    target = min(max(step_budget, 1e-9), 1e4)
+    training = compare_step(job, table_bytes=memory.total_bytes,
+                            gpu_usable=usable_gpu_bytes(inputs),
+                            host_usable=host_usable_bytes(inputs), target_s=target,
+                            asynchronous=False)
+    return SparseSide(memory, training, servers)

@@ -1,0 +1,98 @@
+"""The JSON boundary the browser worker calls: text in, text out, never a traceback.
+
+Every answer is ``{"ok": true, ...}`` or ``{"ok": false, "error": {"input", "message"}}``
+so that the page can put a message next to the field it concerns.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+from calculators import get
+from calculators.core import share
+from calculators.core.spec import ValidationError
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from calculators.core.spec import Calculator
+
+EXPORT_FORMATS = ("markdown", "json", "command")
+
+
+def _texts(raw: object) -> dict[str, str]:
+    if not isinstance(raw, dict):
+        raise ValidationError("calculator", "inputs must be a JSON object")
+    return {
+        str(k): v if isinstance(v, str) else "" if v is None else json.dumps(v)
+        for k, v in raw.items()
+    }
+
+
+def _compute(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    return {"result": calc.compute(_texts(payload.get("inputs", {}))).to_dict()}
+
+
+def _decode(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    inputs, notices = share.decode_state(calc, str(payload.get("state", "")))
+    return {"inputs": inputs, "notices": notices}
+
+
+def _encode(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    return {"state": share.encode_state(calc, _texts(payload.get("inputs", {})))}
+
+
+def _export(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    texts = _texts(payload.get("inputs", {}))
+    fmt = payload.get("format")
+    if fmt == "command":
+        calc.validate(texts)
+        return {"text": share.command_line(calc, texts)}
+    result = calc.compute(texts)
+    if fmt == "markdown":
+        return {"text": share.markdown_table(result)}
+    if fmt == "json":
+        return {"text": json.dumps(result.to_dict() | {"chart": None}, indent=2)}
+    raise ValidationError("format", f"unknown export format; use one of {EXPORT_FORMATS}")
+
+
+def _compare(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    base = calc.compute(_texts(payload.get("base", {})))
+    current = calc.compute(_texts(payload.get("inputs", {})))
+    return {"rows": share.compare(base, current)}
+
+
+OPERATIONS: dict[str, Callable[[Calculator, dict[str, object]], dict[str, object]]] = {
+    "compute": _compute, "decode": _decode, "encode": _encode, "export": _export,
+    "compare": _compare,
+}
+
+
+def call(op: str, payload_json: str) -> str:
+    """Run ``op`` on a JSON payload that names its calculator (``"calc"``)."""
+    try:
+        payload = json.loads(payload_json)
+        if not isinstance(payload, dict):
+            raise ValidationError("calculator", "the request must be a JSON object")
+        if op not in OPERATIONS:
+            raise ValidationError("calculator", f"unknown operation {op[:40]!r}")
+        answer = OPERATIONS[op](get(str(payload.get("calc", ""))), payload)
+        return json.dumps({"ok": True, **answer})
+    except ValidationError as err:
+        return json.dumps({"ok": False, "error": {"input": err.input_name, "message": err.message}})
+    except ValueError as err:  # malformed JSON from a caller
+        return json.dumps({"ok": False, "error": {"input": "calculator", "message": str(err)}})
+    except Exception as err:  # noqa: BLE001 - the page must never see a traceback
+        return json.dumps(
+            {"ok": False, "error": {"input": "calculator", "message": f"internal error: {err}"}}
+        )
+
+
+def compute_json(calc_id: str, inputs_json: str) -> str:
+    """Compute from a JSON object of field texts (the worker's most frequent call)."""
+    try:
+        inputs = json.loads(inputs_json)
+    except ValueError as err:
+        return json.dumps({"ok": False, "error": {"input": "calculator", "message": str(err)}})
+    return call("compute", json.dumps({"calc": calc_id, "inputs": inputs}))

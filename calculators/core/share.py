@@ -1,0 +1,122 @@
+"""Shareable state and exports: a link's inputs, Markdown, JSON, a command line, deltas.
+
+A link carries only the inputs that differ from the calculator's defaults, readable by a
+person: ``?training_compute=params:70B,tokens:2T#gpt3-worked-example``. Links are
+untrusted: decoding never raises; it keeps what validates and says what it ignored.
+"""
+
+from __future__ import annotations
+
+import math
+import shlex
+from typing import TYPE_CHECKING
+from urllib.parse import quote, unquote
+
+from calculators.core import units
+from calculators.core.spec import ValidationError
+
+if TYPE_CHECKING:
+    from calculators.core.spec import Calculator, Result
+
+#: A link's state for one calculator longer than this is ignored whole.
+MAX_STATE_LENGTH = 8_000
+_SAFE = "/.-_~"
+
+
+def _differs(calc: Calculator, name: str, text: str) -> bool:
+    param = calc.param(name)
+    try:
+        return param.parse(text) != param.default
+    except ValidationError:
+        return True
+
+
+def encode_state(calc: Calculator, texts: dict[str, str]) -> str:
+    """``name:value,...`` for the inputs whose value differs from the default."""
+    pairs = []
+    for param in calc.params:
+        text = texts.get(param.name)
+        if text is None or not _differs(calc, param.name, text):
+            continue
+        pairs.append(f"{param.name}:{quote(text.strip(), safe=_SAFE)}")
+    return ",".join(pairs)
+
+
+def decode_state(calc: Calculator, state: str) -> tuple[dict[str, str], list[str]]:
+    """Inputs (as field texts) from a link's state, and notices for what was ignored."""
+    notices: list[str] = []
+    if len(state) > MAX_STATE_LENGTH:
+        return {}, [f"The link's inputs for {calc.id} are longer than {MAX_STATE_LENGTH} "
+                    "characters and were ignored."]
+    known = {p.name for p in calc.params}
+    inputs: dict[str, str] = {}
+    for pair in filter(None, state.split(",")):
+        name, sep, raw = pair.partition(":")
+        shown = unquote(name)[:40]
+        if not sep or name not in known:
+            notices.append(f"Ignored {shown!r} from the link: {calc.id} has no such input.")
+            continue
+        if name in inputs:
+            notices.append(f"Ignored a repeated {name!r} in the link (the first one is used).")
+            continue
+        text = unquote(raw)
+        try:
+            calc.param(name).parse(text)
+        except ValidationError as err:
+            notices.append(f"Ignored {name} from the link: {err.message}")
+            continue
+        inputs[name] = text
+    return inputs, notices
+
+
+def command_line(calc: Calculator, texts: dict[str, str]) -> str:
+    """The ``bigmodel`` command that reproduces these inputs (non-defaults only)."""
+    words = ["bigmodel", calc.id]
+    for param in calc.params:
+        text = texts.get(param.name)
+        if text is not None and _differs(calc, param.name, text):
+            words += [f"--{param.name.replace('_', '-')}", text.strip()]
+    return shlex.join(words)
+
+
+def _cell(text: str) -> str:
+    """Text safe inside a Markdown table cell."""
+    return text.replace("|", "\\|").replace("\n", " ")
+
+
+def markdown_table(result: Result) -> str:
+    """The result as a Markdown table, with its non-default inputs and warnings."""
+    calc = result.calculator
+    lines = [f"**{_cell(calc.title)}** (`{calc.id}`)", ""]
+    changed = [p for p in calc.params if result.inputs[p.name] != p.default]
+    if changed:
+        shown = ", ".join(f"{p.name} = {p.as_text(result.inputs[p.name])}" for p in changed)
+        lines += [f"Inputs: {_cell(shown)}", ""]
+    lines += ["| Output | Value |", "|---|---|"]
+    lines += [f"| {_cell(o.label)} | {_cell(result.text(o.name))} |" for o in calc.outputs]
+    lines += [f"\n> {_cell(w)}" for w in result.computed.warnings]
+    return "\n".join(lines) + "\n"
+
+
+def compare(base: Result, current: Result) -> list[dict[str, object]]:
+    """Each output side by side: baseline, current, absolute and relative change."""
+    rows: list[dict[str, object]] = []
+    for out in current.calculator.outputs:
+        before, after = base.value(out.name), current.value(out.name)
+        delta_text, percent_text = "", ""
+        numeric = all(isinstance(v, (int, float)) and not isinstance(v, bool)
+                      for v in (before, after))
+        if numeric:
+            delta = float(after) - float(before)  # type: ignore[arg-type]
+            sign = "+" if delta > 0 else ""
+            delta_text = "0" if delta == 0 else sign + units.format_value(delta, out.unit, out.fmt)
+            if delta != 0 and before not in (0, 0.0) and math.isfinite(delta):
+                percent_text = f"{100 * delta / abs(float(before)):+.3g}%"  # type: ignore[arg-type]
+        elif before != after:
+            delta_text = "changed"
+        rows.append({
+            "name": out.name, "label": out.label,
+            "base": base.text(out.name), "current": current.text(out.name),
+            "delta": delta_text, "percent": percent_text,
+        })
+    return rows

@@ -1,0 +1,103 @@
+"""Transformer architecture and its parameter count (Megatron's Eq. 2 and its general form).
+
+``Architecture`` is the one description of a decoder-only transformer that the memory,
+utilisation and planner formulas share; each count below is one block of matrices.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Architecture:
+    """A decoder-only transformer; sizes are counts, not bytes."""
+
+    layers: int
+    hidden: int
+    heads: int
+    kv_heads: int
+    head_dim: int
+    ffn_hidden: int
+    vocab: int
+    seq_len: int
+    gated_mlp: bool = False
+    biases: bool = True
+    learned_positions: bool = True
+    tied_embeddings: bool = True
+
+    @property
+    def attention_width(self) -> int:
+        """heads x head_dim: the width of Q (equal to ``hidden`` in GPT and Llama)."""
+        return self.heads * self.head_dim
+
+    @property
+    def kv_width(self) -> int:
+        """kv_heads x head_dim: the width of K and of V (smaller under GQA / MQA)."""
+        return self.kv_heads * self.head_dim
+
+    @property
+    def is_standard_gpt(self) -> bool:
+        """The shape Megatron's Eq. 2 assumes: MHA, 4h MLP with GELU, biases, tied,
+        learned positions, head_dim = h / heads."""
+        return (
+            self.kv_heads == self.heads
+            and self.attention_width == self.hidden
+            and self.ffn_hidden == 4 * self.hidden
+            and not self.gated_mlp
+            and self.biases
+            and self.learned_positions
+            and self.tied_embeddings
+        )
+
+
+def attention_params(arch: Architecture) -> int:
+    """Q, K, V and output projections (+ biases): 4h^2 + 4h for standard multi-head
+    attention (Narayanan et al. 2021, Sec. 3.2 derivation of Eq. 2)."""
+    h, q, kv = arch.hidden, arch.attention_width, arch.kv_width
+    weights = h * q + 2 * h * kv + q * h
+    return weights + ((q + 2 * kv + h) if arch.biases else 0)
+
+
+def mlp_params(arch: Architecture) -> int:
+    """Two matrices h x f (8h^2 + 5h at f = 4h); SwiGLU has three (Shazeer 2020)."""
+    h, f = arch.hidden, arch.ffn_hidden
+    matrices = 3 if arch.gated_mlp else 2
+    biases = ((matrices - 1) * f + h) if arch.biases else 0
+    return matrices * h * f + biases
+
+
+def norm_params(arch: Architecture) -> int:
+    """One normalisation: scale (and shift with biases, as LayerNorm; RMSNorm has none)."""
+    return (2 if arch.biases else 1) * arch.hidden
+
+
+def layer_params(arch: Architecture) -> int:
+    """One transformer block: attention + MLP + two norms (12h^2 + 13h in Eq. 2)."""
+    return attention_params(arch) + mlp_params(arch) + 2 * norm_params(arch)
+
+
+def embedding_params(arch: Architecture) -> int:
+    """Token embedding V h, learned positions s h, and an untied output matrix V h."""
+    tokens = arch.vocab * arch.hidden
+    positions = arch.seq_len * arch.hidden if arch.learned_positions else 0
+    output = 0 if arch.tied_embeddings else arch.vocab * arch.hidden
+    return tokens + positions + output
+
+
+def total_params(arch: Architecture) -> int:
+    """Every trainable parameter, including the final norm that Eq. 2 leaves out."""
+    return arch.layers * layer_params(arch) + embedding_params(arch) + norm_params(arch)
+
+
+def megatron_params(layers: int, hidden: int, vocab: int, seq_len: int) -> float:
+    """Narayanan et al. 2021 (SC21), Eq. 2: P = 12 l h^2 (1 + 13/(12h) + (V+s)/(12lh))."""
+    n, h = layers, hidden
+    return 12 * n * h**2 * (1 + 13 / (12 * h) + (vocab + seq_len) / (12 * n * h))
+
+
+def matmul_params_per_layer(arch: Architecture) -> int:
+    """The weights that take part in matrix multiplies (no biases, no norms): each costs
+    2 FLOP per token forward (Kaplan et al. 2020, Sec. 2.1)."""
+    h, q, kv, f = arch.hidden, arch.attention_width, arch.kv_width, arch.ffn_hidden
+    return 2 * h * q + 2 * h * kv + (3 if arch.gated_mlp else 2) * h * f

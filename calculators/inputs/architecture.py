@@ -1,0 +1,187 @@
+"""The architecture inputs, declared once for every calculator that describes a
+transformer (same fields, same defaults: GPT-3 175B in Megatron's padded-vocabulary
+form, as in Narayanan et al. 2021, Table 1), and their reading into an ``Architecture``."""
+
+from __future__ import annotations
+
+from calculators.core.spec import Choice, Inputs, Param, ValidationError
+from calculators.formulas.architecture import Architecture
+
+ARCHITECTURE_PARAMS: tuple[Param, ...] = (
+    Param(
+        "layers",
+        "Layers l",
+        "int",
+        96,
+        minimum=1,
+        maximum=10_000,
+        help="Transformer blocks. GPT-3 175B: 96 (Brown et al. 2020, Table 2.1).",
+    ),
+    Param(
+        "hidden",
+        "Hidden size h",
+        "int",
+        12288,
+        minimum=1,
+        maximum=1_000_000,
+        help="Model width d_model. GPT-3 175B: 12,288.",
+    ),
+    Param(
+        "heads",
+        "Attention heads a",
+        "int",
+        96,
+        minimum=1,
+        maximum=10_000,
+        help="Query heads. GPT-3 175B: 96. Tensor parallelism must divide it.",
+    ),
+    Param(
+        "kv_heads",
+        "Key/value heads",
+        "int",
+        None,
+        minimum=1,
+        maximum=10_000,
+        optional=True,
+        placeholder="= heads",
+        help="Blank: multi-head attention (= heads). Fewer for grouped-query attention "
+        "(Llama 3 70B: 8, Dubey et al. 2024, Table 3); 1 for multi-query (PaLM).",
+    ),
+    Param(
+        "head_dim",
+        "Head dimension",
+        "int",
+        None,
+        minimum=1,
+        maximum=100_000,
+        optional=True,
+        placeholder="= hidden / heads",
+        help="Blank: hidden / heads. PaLM uses 256 with 48 heads and h = 18,432.",
+    ),
+    Param(
+        "ffn_hidden",
+        "MLP hidden size f",
+        "int",
+        None,
+        minimum=1,
+        maximum=10_000_000,
+        optional=True,
+        placeholder="= 4 x hidden",
+        help="Blank: 4h (GPT). Llama 3 70B: 28,672 with a gated MLP.",
+    ),
+    Param(
+        "vocab",
+        "Vocabulary V",
+        "int",
+        51200,
+        minimum=1,
+        maximum=100_000_000,
+        help="51,200: GPT-2's 50,257 padded as in Megatron (Narayanan et al. 2021, "
+        "Sec. 5.1). Llama 3: 128,256.",
+    ),
+    Param(
+        "seq_len",
+        "Sequence length s",
+        "int",
+        2048,
+        unit="token",
+        minimum=1,
+        maximum=10_000_000,
+        help="Tokens per training sequence. GPT-3: 2,048.",
+    ),
+    Param(
+        "gated_mlp",
+        "Gated MLP (SwiGLU)",
+        "bool",
+        False,
+        help="Three MLP matrices instead of two (Shazeer 2020; Llama, PaLM).",
+    ),
+    Param(
+        "biases",
+        "Biases and LayerNorm shifts",
+        "bool",
+        True,
+        help="On: GPT-style linear biases and LayerNorm. Off: no biases, RMSNorm (Llama).",
+    ),
+    Param(
+        "position_embedding",
+        "Position embedding",
+        "choice",
+        "learned",
+        choices=(Choice("learned", "learned (GPT)"), Choice("rotary", "rotary (RoPE)")),
+        help="Learned absolute positions add s x h parameters; rotary adds none.",
+    ),
+    Param(
+        "tied_embeddings",
+        "Tied input/output embedding",
+        "bool",
+        True,
+        help="On: the output layer reuses the token embedding (GPT-3, Megatron). "
+        "Off: a separate V x h output matrix (Llama).",
+    ),
+)
+
+
+def architecture(inputs: Inputs) -> Architecture:
+    """Build and cross-check the architecture from validated inputs."""
+    hidden, heads = inputs.whole("hidden"), inputs.whole("heads")
+    kv_heads = heads if inputs["kv_heads"] is None else inputs.whole("kv_heads")
+    if inputs["head_dim"] is None:
+        if hidden % heads:
+            raise ValidationError(
+                "heads", f"{heads} heads do not divide hidden size {hidden}; set head_dim"
+            )
+        head_dim = hidden // heads
+    else:
+        head_dim = inputs.whole("head_dim")
+    if kv_heads > heads or heads % kv_heads:
+        raise ValidationError(
+            "kv_heads", f"{kv_heads} key/value heads must divide the {heads} query heads"
+        )
+    ffn = 4 * hidden if inputs["ffn_hidden"] is None else inputs.whole("ffn_hidden")
+    return Architecture(
+        layers=inputs.whole("layers"),
+        hidden=hidden,
+        heads=heads,
+        kv_heads=kv_heads,
+        head_dim=head_dim,
+        ffn_hidden=ffn,
+        vocab=inputs.whole("vocab"),
+        seq_len=inputs.whole("seq_len"),
+        gated_mlp=inputs.flag("gated_mlp"),
+        biases=inputs.flag("biases"),
+        learned_positions=inputs.text("position_embedding") == "learned",
+        tied_embeddings=inputs.flag("tied_embeddings"),
+    )
+
+
+#: Architecture inputs most readers leave at their defaults: folded in every form.
+ARCHITECTURE_DETAIL = (
+    "kv_heads",
+    "head_dim",
+    "ffn_hidden",
+    "gated_mlp",
+    "biases",
+    "position_embedding",
+    "tied_embeddings",
+)
+
+
+def check_layout(arch: Architecture, tp: int, pp: int) -> None:
+    """Cross-field rules: TP splits heads (and KV heads), PP splits layers."""
+    if arch.heads % tp:
+        raise ValidationError(
+            "tp",
+            f"tensor parallel size {tp} must divide the {arch.heads} "
+            "attention heads (Megatron splits whole heads)",
+        )
+    if arch.kv_heads % tp:
+        raise ValidationError(
+            "tp", f"tensor parallel size {tp} must divide the {arch.kv_heads} key/value heads"
+        )
+    if pp > arch.layers:
+        raise ValidationError(
+            "pp",
+            f"pipeline size {pp} is more than the {arch.layers} "
+            "layers: every stage needs at least one layer",
+        )

@@ -1,0 +1,120 @@
+"""Training-setup inputs shared by the memory, utilisation, planner and sizing
+calculators: precision, optimizer and activation recomputation, each with its source."""
+
+from __future__ import annotations
+
+from calculators.core.spec import Choice, Param
+
+PRECISION_PARAM = Param(
+    "precision", "Precision", "choice", "bf16_mixed",
+    choices=(Choice("bf16_mixed", "BF16 mixed (FP32 master weights)"),
+             Choice("fp16_mixed", "FP16 mixed (FP32 master weights)"),
+             Choice("fp8_mixed", "FP8 mixed (assumption: + 1 B FP8 weight copy)"),
+             Choice("fp32", "FP32")),
+    help="Mixed precision: 2 B weights + 2 B gradients + 4 B FP32 master copy (ZeRO, "
+         "Sec. 3.1). FP8 is an assumption: BF16 weights kept, plus an FP8 copy; 16-bit "
+         "activations. FP32 doubles activations.")
+OPTIMIZER_PARAM = Param(
+    "optimizer", "Optimizer", "choice", "adamw",
+    choices=(Choice("adamw", "AdamW (8 B states)"), Choice("sgd_momentum", "SGD + momentum"),
+             Choice("adafactor", "Adafactor (factored, no momentum)"),
+             Choice("adamw_8bit", "8-bit AdamW")),
+    help="State bytes per parameter: AdamW 8 (K = 12 with the master copy, ZeRO); SGD "
+         "momentum 4; Adafactor about 0 (Shazeer and Stern 2018); 8-bit Adam 2 (Dettmers "
+         "et al. 2022).")
+RECOMPUTE_PARAM = Param(
+    "recompute", "Activation recomputation", "choice", "none",
+    choices=(Choice("none", "none"), Choice("selective", "selective (attention scores)"),
+             Choice("full", "full (keep layer inputs only)")),
+    help="Korthikanti et al. 2022: selective recomputes the attention-score part "
+         "(5as/h), full recomputes each layer from its input (+1 forward pass of FLOPs).")
+
+
+# --- the training run: inputs ``training_compute`` shares with the sizing -------------
+
+TOKENS_PARAM = Param(
+    "tokens",
+    "Training tokens D",
+    "float",
+    300e9,
+    unit="token",
+    minimum=1,
+    maximum=1e17,
+    help="Tokens seen in training, all epochs. GPT-3: 300B (Brown et al. 2020).",
+)
+
+FLOPS_PER_PARAM_TOKEN_PARAM = Param(
+    "flops_per_param_token",
+    "FLOP per parameter per token",
+    "float",
+    6.0,
+    minimum=1,
+    maximum=24,
+    help="6 = forward 2 + backward 4 (Kaplan et al. 2020, Sec. 2.1); 8 with full "
+    "activation recomputation (Narayanan et al. 2021, Sec. 5.1).",
+)
+
+UTILIZATION_PARAM = Param(
+    "utilization",
+    "Achieved fraction of peak (MFU)",
+    "float",
+    0.4,
+    unit="1",
+    # A floor far below any real run (0.1%), like the peak's: C / (peak x MFU)
+    # stays finite at every corner of the bounds.
+    minimum=1e-3,
+    maximum=1,
+    help="Default 0.40: Llama 3 405B reached 38-43% BF16 MFU on 8K-16K H100s "
+    "(Dubey et al. 2024, Table 4). GPT-3 trained at 21.3% MFU (PaLM, "
+    "Table 3).",
+)
+
+PRICE_PER_GPU_HOUR_PARAM = Param(
+    "price_per_gpu_hour",
+    "Price per GPU-hour",
+    "float",
+    2.0,
+    unit="USD/h",
+    minimum=0,
+    maximum=1000,
+    help="An assumption, not a quote: $2.00 per GPU-hour. Cloud and contract "
+    "prices vary several-fold; enter yours.",
+)
+
+GPU_POWER_WATTS_PARAM = Param(
+    "gpu_power_watts",
+    "Power per accelerator",
+    "float",
+    None,
+    unit="W",
+    minimum=1,
+    maximum=100_000,
+    optional=True,
+    placeholder="from the accelerator",
+    help="Blank: the datasheet's maximum board power, as Meta's method uses "
+    "(400 W for A100 in LLaMA, Table 15).",
+    advanced=True,
+)
+
+PUE_PARAM = Param(
+    "pue",
+    "Power usage effectiveness",
+    "float",
+    1.1,
+    minimum=1,
+    maximum=3,
+    help="Data-centre overhead factor; 1.1 as used by Meta (LLaMA, Table 15).",
+    advanced=True,
+)
+
+CARBON_INTENSITY_PARAM = Param(
+    "carbon_intensity",
+    "Grid carbon intensity",
+    "float",
+    0.385,
+    unit="kgCO2e/kWh",
+    minimum=0,
+    maximum=2,
+    help="0.385 kgCO2e/kWh, the US national average used by Meta (LLaMA, Table 15).",
+    advanced=True,
+)
