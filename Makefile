@@ -69,7 +69,7 @@ serve: build
 	SITE_URL="$${SITE_URL:-http://$(HOST):$(PORT)/}" $(BIN)/mkdocs serve --strict --no-livereload --dev-addr $(HOST):$(PORT)
 
 lint: setup
-	$(BIN)/ruff check calculators bigmodel_guide tests scripts
+	$(BIN)/ruff check calculators bigmodel_guide published_checks tests scripts
 	$(BIN)/mypy
 
 unit: setup

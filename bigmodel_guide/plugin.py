@@ -21,6 +21,7 @@ from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
 from bigmodel_guide.reference import REFERENCE_PATH, reference_markdown
 from bigmodel_guide.render import render_widget
+from bigmodel_guide.validation import VALIDATION_PATH, CheckFailed, validation_markdown
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -85,6 +86,11 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
                 config, REFERENCE_PATH, content=reference_markdown(self._env, calculators.REGISTRY)
             )
         )
+        try:
+            validation = validation_markdown(self._env, Path(config.docs_dir))
+        except CheckFailed as err:
+            raise PluginError(f"a published figure is no longer reproduced: {err}") from None
+        files.append(File.generated(config, VALIDATION_PATH, content=validation))
         return files
 
     def on_page_markdown(

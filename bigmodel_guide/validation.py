@@ -1,0 +1,119 @@
+"""The generated Validation page: every published figure the guide reproduces
+(``published_checks``), computed now, with a link that opens the calculator with
+exactly the check's inputs. A failing check fails the build, named."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import calculators
+from calculators.core import share, units
+from published_checks import Outcome, all_checks, run
+
+if TYPE_CHECKING:
+    from jinja2 import Environment
+
+    from published_checks import Check
+
+VALIDATION_PATH = "reference/validation.md"
+VALIDATION_TEMPLATE = "calculator/validation.md"
+#: Where the reference page's widgets live, relative to the Validation page (both are
+#: in reference/, with directory URLs).
+REFERENCE_LINK = "../calculators/"
+
+
+class CheckFailed(Exception):
+    """One or more published figures are no longer reproduced."""
+
+
+@dataclass(frozen=True)
+class Row:
+    """One check as the page shows it."""
+
+    outcome: Outcome
+    published_text: str
+    computed_text: str
+    difference_text: str
+    tolerance_text: str
+    link: str
+    what: str
+
+    @property
+    def check(self) -> Check:
+        return self.outcome.check
+
+
+def _format(check: Check, value: float) -> str:
+    if check.calculator is None:
+        return units.format_value(value, check.unit, "si")
+    calc = calculators.REGISTRY[check.calculator]
+    out = next(o for o in calc.outputs if o.name == check.output)
+    fmt = "sci" if abs(value) >= 1e21 else out.fmt
+    return units.format_value(value, check.unit or out.unit, fmt)
+
+
+def link_for(check: Check) -> str:
+    """The share link (``?<calc id>=name:value,...#ref-<calc>``) that opens the
+    calculator on the reference page with exactly the check's inputs."""
+    if check.calculator is None:
+        return ""
+    calc = calculators.REGISTRY[check.calculator]
+    texts = {name: calc.param(name).as_text(value) for name, value in check.inputs.items()}
+    state = share.encode_state(calc, texts)
+    anchor = "ref-" + calc.id.replace("_", "-")
+    return f"{REFERENCE_LINK}?{calc.id}={state}#{anchor}" if state else \
+        f"{REFERENCE_LINK}#{anchor}"
+
+
+def _tolerance(check: Check) -> str:
+    return "exact" if check.rel_tol < 1e-6 else f"±{100 * check.rel_tol:.3g}%"
+
+
+def _what(check: Check) -> str:
+    if check.calculator is None:
+        return f"formula {check.formula_name}"
+    calc = calculators.REGISTRY[check.calculator]
+    out = next(o for o in calc.outputs if o.name == check.output)
+    return f"{calc.id}: {out.label}"
+
+
+def rows() -> list[Row]:
+    """Every check computed now; raises ``CheckFailed`` naming each that fails."""
+    made = []
+    for check in all_checks():
+        outcome = run(check)
+        made.append(Row(outcome, _format(check, check.published),
+                        _format(check, outcome.value), f"{outcome.difference:+.2%}",
+                        _tolerance(check), link_for(check), _what(check)))
+    failed = [r for r in made if not r.outcome.passed]
+    if failed:
+        raise CheckFailed("; ".join(
+            f"{r.check.id} ({r.check.source}): computed {r.computed_text}, published "
+            f"{r.published_text}, difference {r.difference_text}, tolerance "
+            f"{r.check.rel_tol:.2%}" for r in failed))
+    return made
+
+
+def chapter_titles(docs_dir: Path, chapters: list[str]) -> dict[str, str]:
+    """Each chapter's first heading, for the page's section titles."""
+    titles = {}
+    for chapter in chapters:
+        path = docs_dir / chapter
+        lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
+        heading = next((line[2:].strip() for line in lines if line.startswith("# ")), chapter)
+        titles[chapter] = heading
+    return titles
+
+
+def validation_markdown(env: Environment, docs_dir: Path) -> str:
+    """Markdown (with HTML tables, so that every row has an anchor) for the page."""
+    made = rows()
+    chapters: list[str] = []
+    for row in made:
+        if row.check.chapter not in chapters:
+            chapters.append(row.check.chapter)
+    return env.get_template(VALIDATION_TEMPLATE).render(
+        rows=made, chapters=chapters, titles=chapter_titles(docs_dir, chapters),
+        total=len(made), derived=sum(r.check.derived for r in made))

@@ -1,0 +1,111 @@
+"""Every published figure the guide reproduces, declared once.
+
+A ``Check`` names its source (paper and section or table, a link where public), what
+is computed (a calculator with its inputs and one output, or, for a formula no
+calculator shows alone, a formula with its arguments), the published value, the
+tolerance and why that tolerance. The same declarations drive the unit tests
+(``tests/unit/test_published.py``) and the generated Validation page
+(``bigmodel_guide/validation.py``): no check is written twice. A check that is derived
+(a textbook identity, a hand calculation) rather than published says so.
+
+Checks live in one module per chapter; ``CHECKS`` lists them all in the guide's order.
+This package is build- and test-time only: it is not in the browser wheel.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import calculators
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+Value = float | int | str | bool
+
+
+@dataclass(frozen=True)
+class Check:
+    """One published (or derived) figure and how the guide reproduces it."""
+
+    #: Stable id: the anchor of its row on the Validation page (``#check-<id>``).
+    id: str
+    #: The chapter that quotes the figure (e.g. "compute.md").
+    chapter: str
+    #: What is checked, in a few words a reader understands.
+    claim: str
+    #: Paper and section, table or equation; datasheet; or "Derivation: ...".
+    source: str
+    #: The published value, in the output's unit.
+    published: float
+    #: Relative tolerance, and why it is that wide.
+    rel_tol: float
+    why_tolerance: str
+    #: Calculator id, inputs (numbers or texts with units) and the output compared.
+    calculator: str | None = None
+    inputs: Mapping[str, Value] = field(default_factory=dict)
+    output: str = ""
+    #: For a formula no calculator shows alone: it and a description of its arguments.
+    formula: Callable[[], float] | None = None
+    formula_name: str = ""
+    #: A public link to the source, when there is one.
+    url: str = ""
+    #: True when the figure is derived (an identity, a hand calculation), not published.
+    derived: bool = False
+    #: The unit the value is shown in, when not the calculator output's.
+    unit: str = ""
+
+    def __post_init__(self) -> None:
+        if (self.calculator is None) == (self.formula is None):
+            raise TypeError(f"check {self.id!r}: give a calculator or a formula, not both")
+        if self.calculator is not None and not self.output:
+            raise TypeError(f"check {self.id!r}: a calculator check names its output")
+        if not 0 <= self.rel_tol < 1 or not self.why_tolerance:
+            raise TypeError(f"check {self.id!r}: a tolerance in [0, 1) with its reason")
+        if not self.id.replace("-", "").isalnum() or self.id != self.id.lower():
+            raise TypeError(f"check id {self.id!r}: lower-case letters, digits and dashes")
+
+
+@dataclass(frozen=True)
+class Outcome:
+    """A check computed now: the value, its relative difference, pass or fail."""
+
+    check: Check
+    value: float
+
+    @property
+    def difference(self) -> float:
+        """(computed - published) / published; the absolute difference when published is 0."""
+        published = self.check.published
+        return self.value - published if published == 0 else (self.value - published) / published
+
+    @property
+    def passed(self) -> bool:
+        published = self.check.published
+        return math.isfinite(self.value) and math.isclose(
+            self.value, published, rel_tol=self.check.rel_tol, abs_tol=0.0 if published else
+            self.check.rel_tol)
+
+
+def run(check: Check) -> Outcome:
+    """Compute ``check`` with today's code."""
+    if check.formula is not None:
+        return Outcome(check, float(check.formula()))
+    result = calculators.compute(str(check.calculator), **dict(check.inputs))
+    value = result.value(check.output)
+    if isinstance(value, bool) or not isinstance(value, (int, float)):
+        raise TypeError(f"check {check.id!r}: output {check.output!r} is not a number")
+    return Outcome(check, float(value))
+
+
+def all_checks() -> tuple[Check, ...]:
+    """Every check, in the guide's chapter order, each id once."""
+    from published_checks import compute  # chapters import this module: a late import
+
+    checks = (*compute.CHECKS,)
+    ids = [c.id for c in checks]
+    if len(set(ids)) != len(ids):
+        raise TypeError("check ids repeat")
+    return checks
