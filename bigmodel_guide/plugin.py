@@ -21,7 +21,7 @@ from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
 from bigmodel_guide.reference import REFERENCE_PATH, reference_markdown
 from bigmodel_guide.render import render_widget
-from bigmodel_guide.validation import VALIDATION_PATH, CheckFailed, validation_markdown
+from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -88,7 +88,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         )
         try:
             validation = validation_markdown(self._env, Path(config.docs_dir))
-        except CheckFailed as err:
+        except CheckFailedError as err:
             raise PluginError(f"a published figure is no longer reproduced: {err}") from None
         files.append(File.generated(config, VALIDATION_PATH, content=validation))
         return files

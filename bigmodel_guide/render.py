@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 from markupsafe import Markup
 
 from calculators.catalogues import presets
-from calculators.core import units
+from calculators.core import charts, units
+from calculators.core.spec import Choice
 
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from calculators.core.spec import Calculator, Param, Result, Value
+    from calculators.core.spec import Calculator, Inputs, Param, Result, Value, When
 
 WIDGET_TEMPLATE = "calculator/widget.html"
 
@@ -29,13 +30,76 @@ def field_text(param: Param, value: Value, given: object = None) -> str:
 
 
 @dataclass(frozen=True)
+class OptionView:
+    """One option of a select: disabled, with the reason in its text, when it does not
+    go with the other choices of the example."""
+
+    value: str
+    label: str
+    selected: bool
+    when: When | None
+    reason: str  # why it can be unavailable ("" when it always is available)
+    disabled: bool
+
+
+@dataclass(frozen=True)
 class FieldView:
     param: Param
     text: str
     default_text: str
     field_id: str
-    changed: bool  # the worked example sets this input (opens "More inputs")
+    changed: bool  # the worked example sets this input (shown first, never folded)
     advanced: bool  # folded under "More inputs"
+    hidden: bool  # does not apply in the example's mode (param.when does not hold)
+    options: tuple[OptionView, ...]
+
+
+def condition_text(calc: Calculator, when: When) -> str:
+    """``when`` in words, for a reader: "Model kind is sparse (recommendation ...)"."""
+    target = calc.param(when.input)
+    labels = {c.value: c.label for c in target.choices} | {"true": "yes", "false": "no"}
+    return f"{target.label} is " + " or ".join(labels.get(v, v) for v in when.values)
+
+
+def _options(calc: Calculator, param: Param, values: Inputs
+             ) -> tuple[OptionView, ...]:
+    choices = param.choices if param.kind == "choice" else (
+        Choice("true", "yes"), Choice("false", "no"))
+    value = values[param.name]
+    selected = ("true" if value else "false") if param.kind == "bool" else str(value)
+    views = []
+    for choice in choices:
+        reason = ""
+        if choice.when is not None:
+            reason = choice.why_not or f"only when {condition_text(calc, choice.when)}"
+        views.append(OptionView(
+            value=choice.value, label=choice.label, selected=choice.value == selected,
+            when=choice.when, reason=reason,
+            disabled=choice.when is not None and not choice.when.holds(values)))
+    return tuple(views)
+
+
+def form_fields(calc: Calculator, result: Result, widget_id: str,
+                overrides: dict[str, object]) -> list[FieldView]:
+    """The form's fields in the order shown: the inputs the worked example sets first,
+    then the calculator's main inputs, then (folded) the rest."""
+    texts = {p.name: field_text(p, result.inputs[p.name], overrides.get(p.name))
+             for p in calc.params}
+    fields = [
+        FieldView(
+            param=param,
+            text=texts[param.name],
+            default_text=field_text(param, param.default),
+            field_id=f"{widget_id}-{param.name}",
+            changed=param.name in overrides,
+            advanced=calc.is_advanced(param.name) and param.name not in overrides,
+            hidden=param.when is not None and not param.when.holds(result.inputs),
+            options=_options(calc, param, result.inputs)
+            if param.kind in ("choice", "bool") else (),
+        )
+        for param in calc.params
+    ]
+    return sorted(fields, key=lambda f: not f.changed)  # stable: declared order kept
 
 
 def render_widget(
@@ -46,38 +110,37 @@ def render_widget(
     overrides: dict[str, object],
 ) -> str:
     """The widget's HTML for ``result`` (the fence's worked example)."""
-    fields = [
-        FieldView(
-            param=param,
-            text=field_text(param, result.inputs[param.name], overrides.get(param.name)),
-            default_text=field_text(param, param.default),
-            field_id=f"{widget_id}-{param.name}",
-            changed=param.name in overrides,
-            advanced=calc.is_advanced(param.name),
-        )
-        for param in calc.params
-    ]
+    fields = form_fields(calc, result, widget_id, overrides)
     outputs = [
         {"output": out, "raw": result.raw(out.name), "text": result.text(out.name)}
         for out in calc.outputs
     ]
+    headline = [
+        {"output": out, "raw": result.raw(out.name), "text": result.text(out.name)}
+        for out in calc.headline_outputs
+    ]
     example = {f.param.name: f.text for f in fields}
     choices = [
-        {"id": preset.id, "label": preset.label, "source": preset.source,
-         "texts_json": json.dumps(presets.preset_texts(calc, preset), separators=(",", ":"))}
+        {"id": preset.id, "label": preset.label, "source": preset.source, "kind": preset.kind,
+         "texts_json": json.dumps(texts, separators=(",", ":"))}
         for preset in presets.presets_for(calc)
+        for texts in [presets.preset_texts(calc, preset)]
     ]
+    chart = charts.layouts(result.computed.chart) if result.computed.chart else {}
     template = env.get_template(WIDGET_TEMPLATE)
     return template.render(
         calc=calc,
         widget_id=widget_id,
         fields=fields,
         outputs=outputs,
+        headline=headline,
         result=result.to_dict(),
         # The chart is SVG from calculators.core.charts, which XML-escapes every label.
-        chart=Markup(result.computed.chart) if result.computed.chart else None,
+        chart=Markup(chart.get("wide", "")),
+        chart_narrow=Markup(chart.get("narrow", "")),
         example_json=json.dumps(example, separators=(",", ":")),
         unit_labels=units.PHYSICAL - {"1"},
         parsed=result.parsed(),
         presets=choices,
+        condition_text=lambda when: condition_text(calc, when),
     )

@@ -5,7 +5,6 @@ exactly the check's inputs. A failing check fails the build, named."""
 from __future__ import annotations
 
 from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 import calculators
@@ -13,6 +12,8 @@ from calculators.core import share, units
 from published_checks import Outcome, all_checks, run
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
     from jinja2 import Environment
 
     from published_checks import Check
@@ -24,7 +25,7 @@ VALIDATION_TEMPLATE = "calculator/validation.md"
 REFERENCE_LINK = "../calculators/"
 
 
-class CheckFailed(Exception):
+class CheckFailedError(Exception):
     """One or more published figures are no longer reproduced."""
 
 
@@ -80,7 +81,7 @@ def _what(check: Check) -> str:
 
 
 def rows() -> list[Row]:
-    """Every check computed now; raises ``CheckFailed`` naming each that fails."""
+    """Every check computed now; raises ``CheckFailedError`` naming each that fails."""
     made = []
     for check in all_checks():
         outcome = run(check)
@@ -89,7 +90,7 @@ def rows() -> list[Row]:
                         _tolerance(check), link_for(check), _what(check)))
     failed = [r for r in made if not r.outcome.passed]
     if failed:
-        raise CheckFailed("; ".join(
+        raise CheckFailedError("; ".join(
             f"{r.check.id} ({r.check.source}): computed {r.computed_text}, published "
             f"{r.published_text}, difference {r.difference_text}, tolerance "
             f"{r.check.rel_tol:.2%}" for r in failed))

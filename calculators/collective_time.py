@@ -1,8 +1,10 @@
 """collective_time: how long one collective takes, its algbw and busbw, and which term rules.
 
-The costs come from ``comm`` (alpha-beta, Thakur et al. 2005; busbw as nccl-tests
-defines it); this module only declares the calculator, checks the combinations that
-make no sense, and draws time and busbw against message size.
+The costs come from ``comm`` and ``nodes`` (alpha-beta, Thakur et al. 2005; NCCL
+2.20.3's tree and NVLS; busbw as nccl-tests defines it); this module declares the
+calculator, resolves the algorithm ("auto" is what NCCL's tuning model picks; an
+algorithm the collective does not have falls back to auto, with a note), and draws time
+and busbw against message size.
 """
 
 from __future__ import annotations
@@ -20,34 +22,53 @@ from calculators.core.spec import (
     Param,
     Table,
     ValidationError,
+    When,
 )
 from calculators.formulas import collectives as comm
+from calculators.formulas import collectives_nodes as nodes
 
-#: Which algorithms each collective offers here. alltoall has no ring; "direct"
-#: (pairwise exchange) is alltoall's alone; "tree" is Thakur et al.'s log-latency family.
+#: Which algorithms each collective has here, in the table's order. alltoall has no
+#: ring ("direct", pairwise exchange, is alltoall's alone); in-network reduction is an
+#: allreduce; "tree" is NCCL's double binary tree for allreduce and Thakur et al.'s
+#: log-latency algorithms for the others. "auto" is not listed: it resolves to one.
 ALGORITHMS: dict[str, tuple[str, ...]] = {
-    "allreduce": ("ring", "tree", "hierarchical"),
+    "allreduce": ("ring", "tree", "hierarchical", "in_network"),
     "reduce_scatter": ("ring", "tree", "hierarchical"),
     "allgather": ("ring", "tree", "hierarchical"),
     "alltoall": ("direct", "tree", "hierarchical"),
     "broadcast": ("ring", "tree", "hierarchical"),
 }
 ALGORITHM_LABELS = {
+    "auto": "auto: what NCCL's tuning model would pick",
     "ring": "ring (pipelined chain for broadcast)",
-    "tree": "tree / recursive halving-doubling (Bruck for alltoall)",
+    "tree": "tree (NCCL's double binary tree; halving-doubling, Bruck, binomial)",
     "direct": "direct / pairwise exchange (alltoall)",
     "hierarchical": "hierarchical: NVLink inside the node, NIC across nodes",
+    "in_network": "in-network reduction: NVLink SHARP / SHARP (allreduce)",
 }
 
 
-def flat_bandwidth(inputs: Inputs, collective: str) -> float:
+#: For the page: the algorithms only some collectives have, and why (the calculator
+#: itself shows auto's choice for any other combination, with a note).
+_APPLIES: dict[str, tuple[When, str]] = {
+    a: (When("collective", tuple(c for c, algos in ALGORITHMS.items() if a in algos)), why)
+    for a, why in (
+        ("ring", "an alltoall has no ring: every GPU sends to every other directly"),
+        ("direct", "pairwise exchange is the alltoall's; the others run as rings"),
+        ("in_network", "switches reduce only an allreduce"),
+    )
+}
+
+
+def flat_bandwidth(inputs: Inputs, collective: str, algorithm: str) -> float:
     """Per-rank bandwidth of a flat algorithm, before efficiency.
 
-    Given: ``bandwidth``. Blank: inside one node the NVLink bandwidth; across nodes
-    the node's aggregate NIC bandwidth, capped by NVLink. NCCL runs one ring per NIC
-    (channel), so a ring through g GPUs leaves each node g NICs wide: nccl-tests issue
-    #119 expects 4 x HDR (4 x 25 GB/s) for 8 A100s per node and measures 85-96 GB/s.
-    An alltoall cannot pool NICs (every GPU sends off-node at once): its own NIC.
+    Given: ``bandwidth``. Blank: inside one node the NVLink bandwidth. Across nodes, a
+    ring or NCCL's allreduce tree runs one channel per NIC, so a rank's bytes leave at
+    the node's aggregate NIC bandwidth, capped by NVLink (nccl-tests issue #119 expects
+    4 x HDR (4 x 25 GB/s) for 8 A100s per node and measures 85-96 GB/s); the other flat
+    algorithms exchange with distant ranks directly: each GPU's own NIC, for all its
+    bytes (``nodes.pools_nics``).
     """
     given = inputs.opt("bandwidth")
     if given is not None:
@@ -56,9 +77,34 @@ def flat_bandwidth(inputs: Inputs, collective: str) -> float:
     per_node = inputs.whole("ranks_per_node")
     if inputs.whole("ranks") <= per_node:
         return intra
-    if collective == "alltoall":
+    coll, algo = cast("comm.Collective", collective), cast("comm.Algorithm", algorithm)
+    if not nodes.pools_nics(coll, algo):
         return inputs.num("inter_node_bandwidth")
     return min(intra, per_node * inputs.num("inter_node_bandwidth"))
+
+
+def resolve(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str, str]:
+    """The algorithm to cost and why: the chosen one if the collective has it; else
+    (and for "auto") the fastest of the algorithms NCCL 2.20.3's tuning model chooses
+    among for that collective (``comm.NCCL_ALGORITHMS``), as NCCL picks the lowest
+    predicted latency + size / bandwidth (tuning.cc, ``ncclTopoGetAlgoTime``)."""
+    chosen = inputs.text("algorithm")
+    if chosen in ALGORITHMS[collective]:
+        return chosen, ""
+    candidates = comm.NCCL_ALGORITHMS[collective]
+    best = min(candidates, key=lambda a: (
+        collective_cost(inputs, collective, a, message_bytes).time_s, candidates.index(a)))
+    if chosen == "auto":
+        why = ("NCCL sends an alltoall to every peer at once, untuned"
+               if collective == "alltoall" else
+               "the only point-to-point algorithm NCCL 2.20.3 tunes for it"
+               if len(candidates) == 1 else
+               "the faster of " + " and ".join(candidates) + " at this size, as NCCL "
+               "2.20.3's tuning model chooses (here with this calculator's latencies "
+               "and bandwidths)")
+        return best, f"auto: {best}, {why}."
+    return best, (f"{chosen!r} does not apply to {collective} (it has "
+                  f"{', '.join(ALGORITHMS[collective])}): showing auto's choice, {best}.")
 
 
 def collective_cost(inputs: Inputs, collective: str, algorithm: str,
@@ -67,30 +113,22 @@ def collective_cost(inputs: Inputs, collective: str, algorithm: str,
     efficiency = inputs.num("efficiency")
     ranks = inputs.whole("ranks")
     coll = cast("comm.Collective", collective)
+    per_node, latency = inputs.whole("ranks_per_node"), inputs.num("latency")
+    intra = inputs.num("intra_node_bandwidth") * efficiency
+    inter = inputs.num("inter_node_bandwidth") * efficiency
+    across = inputs.num("inter_node_latency")
     if algorithm == "hierarchical":
-        return comm.hierarchical_cost(
-            coll, message_bytes, ranks, inputs.whole("ranks_per_node"),
-            inputs.num("intra_node_bandwidth") * efficiency,
-            inputs.num("inter_node_bandwidth") * efficiency,
-            inputs.num("latency"), inter_node_latency=inputs.num("inter_node_latency"),
-        )
-    return comm.flat_cost_across_nodes(
+        return comm.hierarchical_cost(coll, message_bytes, ranks, per_node, intra, inter,
+                                      latency, inter_node_latency=across)
+    if algorithm == "in_network":  # NVLS's own step latencies (NCCL 2.20.3), not alpha
+        return nodes.in_network_cost(message_bytes, ranks, per_node, intra, inter)
+    return nodes.flat_cost_across_nodes(
         coll, cast("comm.Algorithm", algorithm), message_bytes, ranks,
-        flat_bandwidth(inputs, collective) * efficiency, inputs.num("latency"),
-        ranks_per_node=inputs.whole("ranks_per_node"),
-        inter_node_latency=inputs.num("inter_node_latency"),
-    )
+        flat_bandwidth(inputs, collective, algorithm) * efficiency, latency,
+        ranks_per_node=per_node, inter_node_latency=across)
 
 
-def _check(inputs: Inputs) -> None:
-    collective, algorithm = inputs.text("collective"), inputs.text("algorithm")
-    allowed = ALGORITHMS[collective]
-    if algorithm not in allowed:
-        raise ValidationError(
-            "algorithm",
-            f"{algorithm!r} is not allowed for {collective}: choose one of "
-            + ", ".join(allowed),
-        )
+def _check(inputs: Inputs, algorithm: str) -> None:
     ranks, per_node = inputs.whole("ranks"), inputs.whole("ranks_per_node")
     if algorithm == "hierarchical" and ranks % per_node:
         raise ValidationError(
@@ -100,9 +138,12 @@ def _check(inputs: Inputs) -> None:
         )
 
 
-def _chart(inputs: Inputs, message_bytes: float, crossover: float) -> str:
-    collective, algorithm = inputs.text("collective"), inputs.text("algorithm")
-    ranks = inputs.whole("ranks")
+def _chart(inputs: Inputs, message_bytes: float, crossover: float, used: str) -> str:
+    """Time and busbw against size for the chosen algorithm; for "auto" (or a fallback
+    to it) NCCL's choice at each size, so the curve bends where NCCL would switch."""
+    collective, ranks = inputs.text("collective"), inputs.whole("ranks")
+    automatic = inputs.text("algorithm") not in ALGORITHMS[collective]
+    algorithm = "auto" if automatic else used
     anchor = crossover if math.isfinite(crossover) and crossover > 0 else message_bytes
     low = max(1.0, min(message_bytes, anchor) / 1e3)
     high = max(message_bytes, anchor) * 1e2
@@ -112,7 +153,8 @@ def _chart(inputs: Inputs, message_bytes: float, crossover: float) -> str:
     for power in range(math.frexp(low)[1] - 1, math.frexp(high)[1] + 1):
         for mantissa in (1.0, 1.5):
             size = math.ldexp(mantissa, power)
-            cost = collective_cost(inputs, collective, algorithm, size)
+            algo = resolve(inputs, collective, size)[0] if automatic else used
+            cost = collective_cost(inputs, collective, algo, size)
             times.append((size, cost.time_s * 1e6))
             buses.append((size, comm.busbw(cast("comm.Collective", collective), size,
                                            cost.time_s, ranks) / 1e9))
@@ -128,13 +170,14 @@ def _chart(inputs: Inputs, message_bytes: float, crossover: float) -> str:
 
 
 def _collective_time(inputs: Inputs) -> Computed:
-    _check(inputs)
-    collective, algorithm = inputs.text("collective"), inputs.text("algorithm")
+    collective = inputs.text("collective")
     message_bytes, ranks = inputs.num("message_bytes"), inputs.whole("ranks")
+    algorithm, why = resolve(inputs, collective, message_bytes)
+    _check(inputs, algorithm)
     coll = cast("comm.Collective", collective)
     cost = collective_cost(inputs, collective, algorithm, message_bytes)
     crossover = comm.crossover_bytes(cost, message_bytes)
-    notes: list[str] = []
+    notes: list[str] = [why] if why else []
     warnings: list[str] = []
     regime = "latency" if cost.latency_s > cost.bandwidth_s else "bandwidth"
     share = cost.latency_s / cost.time_s if cost.time_s > 0 else 0.0
@@ -143,11 +186,21 @@ def _collective_time(inputs: Inputs) -> Computed:
         f"S = {crossover:.3g} B. Below that size the collective is latency-bound and "
         "algorithms with fewer steps (tree, hierarchical) win; above it, bytes decide."
     )
-    if collective == "allreduce" and ranks <= inputs.whole("ranks_per_node"):
+    if algorithm == "in_network":
+        g = min(inputs.whole("ranks_per_node"), ranks)
+        used_bw = comm.algbw(message_bytes, cost.time_s) * nodes.in_network_factor(g)
         notes.append(
-            "NCCL on 8 H100 uses NVLink SHARP (in-switch reduction) for allreduce by "
-            "default: a measured busbw of about 480 GB/s, above what any ring can reach "
-            "(NVIDIA, nccl-tests issue #212). This model covers point-to-point algorithms."
+            "nccl-tests reports busbw with 2(n-1)/n whatever the algorithm, so with "
+            "in-network reduction it exceeds any link's rate (NVIDIA measured ~480 GB/s "
+            "with NVLink SHARP on 8 H100, nccl-tests issue #212). The NVLink bandwidth "
+            f"each GPU actually uses is algbw x (g+1)/g = {used_bw / 1e9:.4g} GB/s."
+        )
+    elif collective == "allreduce":
+        notes.append(
+            "NVSwitch systems from H100 on can add the data up in the switch (NVLink "
+            "SHARP, NCCL's NVLS, on by default; across nodes also with SHARP-capable "
+            "InfiniBand switches): choose in_network to see it. NVIDIA measured ~480 GB/s "
+            "busbw with it on 8 H100 against ~370 GB/s for the ring (nccl-tests #212)."
         )
     if algorithm == "hierarchical" and inputs.whole("ranks_per_node") >= ranks:
         warnings.append("All ranks are in one node: the hierarchical algorithm is a ring "
@@ -175,17 +228,19 @@ def _collective_time(inputs: Inputs) -> Computed:
             "bandwidth_time_s": cost.bandwidth_s,
             "crossover_bytes": crossover,
             "bus_factor": comm.bus_factor(coll, ranks),
+            "algorithm_used": algorithm,
         },
         warnings=warnings,
         notes=notes,
         table=Table(("algorithm", "time", "busbw", "bound by"), tuple(rows),
                     caption=f"Every algorithm for this {collective}, same inputs"),
-        chart=_chart(inputs, message_bytes, crossover),
+        chart=_chart(inputs, message_bytes, crossover, algorithm),
     )
 
 
 COLLECTIVE_TIME = Calculator(
     id="collective_time",
+    headline=("time_s", "busbw", "regime", "algorithm_used"),
     advanced=("efficiency", "intra_node_bandwidth", "inter_node_bandwidth", "inter_node_latency"),
     title="Collective time, algorithm and bus bandwidth",
     summary="Alpha-beta time of allreduce, reduce-scatter, allgather, alltoall or "
@@ -196,12 +251,16 @@ COLLECTIVE_TIME = Calculator(
               choices=tuple(Choice(c, c.replace("_", "-")) for c in comm.COLLECTIVES),
               help="What every rank contributes and receives; see the traffic matrices "
                    "in the chapter."),
-        Param("algorithm", "Algorithm", "choice", "ring",
-              choices=tuple(Choice(a, ALGORITHM_LABELS[a]) for a in ALGORITHM_LABELS),
-              help="ring, tree (recursive halving/doubling, binomial broadcast, Bruck "
-                   "alltoall) and direct (pairwise alltoall) per Thakur et al. 2005; "
-                   "hierarchical: reduce-scatter inside the node, ring across nodes on "
-                   "every GPU's own NIC, allgather inside the node."),
+        Param("algorithm", "Algorithm", "choice", "auto",
+              choices=tuple(Choice(a, ALGORITHM_LABELS[a], *_APPLIES.get(a, (None, "")))
+                            for a in ALGORITHM_LABELS),
+              help="auto: NCCL 2.20.3's choice (ring or tree for allreduce; ring for "
+                   "reduce-scatter, allgather, broadcast; direct for alltoall). tree: "
+                   "NCCL's double binary tree for allreduce (92% of link rate, 2S per "
+                   "rank); recursive halving/doubling, Bruck and binomial otherwise "
+                   "(Thakur et al. 2005). hierarchical: reduce-scatter inside the node, "
+                   "ring across nodes, allgather inside. in_network: NVLink SHARP / "
+                   "SHARP, allreduce only. One a collective lacks shows auto's choice."),
         Param("message_bytes", "Message size S", "float", float(2**30), unit="B",
               minimum=1, maximum=1e15,
               help="The buffer size as nccl-tests reports it: the whole vector for "
@@ -213,10 +272,11 @@ COLLECTIVE_TIME = Calculator(
               None, unit="B/s", minimum=1e6, maximum=1e14, optional=True,
               placeholder="from the node layout",
               help="Line rate each rank can send (and receive) at once. Blank: the "
-                   "intra-node bandwidth inside one node; across nodes, the node's NICs "
-                   "together (GPUs per node x NIC rate), capped by NVLink, as NCCL runs "
-                   "one ring per NIC; for alltoall, each GPU's own NIC for all its bytes "
-                   "(the hierarchical option sends the node-local share over NVLink). "
+                   "intra-node bandwidth inside one node; across nodes, for a ring or "
+                   "NCCL's allreduce tree the node's NICs together (GPUs per node x NIC "
+                   "rate), capped by NVLink, as NCCL runs one channel per NIC; for the "
+                   "other flat algorithms each GPU's own NIC for all its bytes (the "
+                   "hierarchical option sends the node-local share over NVLink). "
                    "H100 NVLink 4: 900 GB/s bidirectional = 450 GB/s each way "
                    "(datasheet); A100: 300 GB/s; NDR: 400 Gb/s = 50 GB/s."),
         Param("efficiency", "Achieved fraction of line rate", "float", 0.8, unit="1",
@@ -224,11 +284,12 @@ COLLECTIVE_TIME = Calculator(
               help="An assumption: 0.8. NCCL reaches about 370 of H100's 450 GB/s NVLink "
                    "(82%, nccl-tests issue #212) and about 230 of A100's 300 GB/s (77%, "
                    "nccl-tests issue #149); about 24 of 25 GB/s on an HDR NIC."),
-        Param("latency", "Latency per step (alpha)", "float", 2e-6, unit="s",
+        Param("latency", "Latency per step (alpha)", "float", 1.9e-6, unit="s",
               minimum=0, maximum=1,
-              help="An assumption: 2 µs per step inside a node. NCCL's own model charges "
-                   "0.47-3.4 µs per NVLink ring step depending on protocol (NVIDIA/nccl "
-                   "src/graph/tuning.cc, hwLat)."),
+              help="1.9 µs: NCCL 2.20.3's NVLink ring step with the LL128 protocol, which "
+                   "it uses on Hopper for mid-sized messages (src/graph/tuning.cc, hwLat: "
+                   "LL 0.6, LL128 1.9, Simple 3.4 µs). One alpha for every protocol is "
+                   "this model's simplification."),
         Param("ranks_per_node", "GPUs per node", "int", 8, unit="GPU",
               minimum=1, maximum=1024,
               help="8 in a DGX/HGX H100 node. Ranks are packed node by node; this sets "
@@ -239,11 +300,12 @@ COLLECTIVE_TIME = Calculator(
         Param("inter_node_bandwidth", "Inter-node bandwidth per GPU, per direction",
               "float", 50e9, unit="B/s", minimum=1e6, maximum=1e14,
               help="Each GPU's own NIC: 400 Gb/s NDR InfiniBand or 400G RoCE = 50 GB/s."),
-        Param("inter_node_latency", "Latency per step across nodes", "float", 5e-6,
+        Param("inter_node_latency", "Latency per step across nodes", "float", 4e-6,
               unit="s", minimum=0, maximum=1,
-              help="An assumption: 5 µs. NCCL's model charges 2.7-9.6 µs per network "
-                   "ring step (src/graph/tuning.cc, hwLat). Charged to every step that "
-                   "crosses a node boundary, flat or hierarchical."),
+              help="4 µs: NCCL 2.20.3's network ring step with LL128 (tuning.cc, hwLat: "
+                   "LL 2.7, LL128 4.0, Simple 14 µs). Charged to every step that crosses "
+                   "a node boundary, flat or hierarchical (in_network uses NVLS's own "
+                   "23 and 18 µs steps)."),
     ),
     outputs=(
         Output("time_s", "Time", "s"),
@@ -256,6 +318,7 @@ COLLECTIVE_TIME = Calculator(
         Output("bandwidth_time_s", "Bandwidth term", "s"),
         Output("crossover_bytes", "Size where the terms are equal", "B"),
         Output("bus_factor", "busbw / algbw factor", "1", "fixed"),
+        Output("algorithm_used", "Algorithm used", "", "text"),
     ),
     function=_collective_time,
     sources=(
@@ -264,6 +327,8 @@ COLLECTIVE_TIME = Calculator(
         "NVIDIA nccl-tests, doc/PERFORMANCE.md (algbw, busbw and their factors)",
         "NVIDIA nccl-tests issues #149 (A100, ~230 GB/s busbw) and #212 (H100, ~370 GB/s "
         "ring, ~480 GB/s NVLS)",
-        "NVIDIA/nccl src/graph/tuning.cc (per-step latencies of NCCL's cost model)",
+        "NVIDIA/nccl v2.20.3 src/graph/tuning.cc (per-step latencies, the tree's 0.92 "
+        "and 1/2, NVLS steps, the algorithms tuned per collective)",
+        "NVIDIA nccl-tests PR #239 (NVLS: algbw = busbw x n/(n+1), S. Jeaugey)",
     ),
 )

@@ -63,6 +63,7 @@ def _data_pipeline(inputs: Inputs) -> Computed:
 
 DATA_PIPELINE = Calculator(
     id="data_pipeline",
+    headline=("read_bandwidth", "per_worker_bandwidth", "total_time_s"),
     title="Training data: read bandwidth and epoch time",
     summary="Samples/s x bytes/sample: the read rate, the dataset, epoch time and NIC share.",
     chapter="sparse.md",

@@ -56,6 +56,7 @@ def _ecmp(inputs: Inputs) -> Computed:
 
 ECMP_COLLISIONS = Calculator(
     id="ecmp_collisions",
+    headline=("slowest_flow_throughput", "ecmp_efficiency", "expected_max_load"),
     title="ECMP hash collisions: k flows on m uplinks",
     summary="Balls into bins: busiest uplink, collision probability and the slowest "
             "flow's throughput, against ideal spraying / adaptive routing.",

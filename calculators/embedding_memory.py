@@ -59,6 +59,7 @@ def _embedding_memory(inputs: Inputs) -> Computed:
 
 EMBEDDING_MEMORY = Calculator(
     id="embedding_memory",
+    headline=("total_bytes", "min_gpus", "min_ps_hosts"),
     title="Embedding table memory",
     summary="Bytes of embedding tables and their optimizer state; GPUs or PS hosts to hold them.",
     chapter="sparse.md",

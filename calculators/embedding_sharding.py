@@ -102,6 +102,7 @@ def _embedding_sharding(inputs: Inputs) -> Computed:
 
 EMBEDDING_SHARDING = Calculator(
     id="embedding_sharding",
+    headline=("max_gpu_bytes", "fits", "comm_time_s"),
     title="Sharding embedding tables across GPUs",
     summary="Per-GPU bytes, imbalance and per-step communication of TorchRec's sharding types.",
     chapter="sparse.md",

@@ -4,9 +4,12 @@ n senders start together at their line rate towards one receiver; the switch por
 drains at the receiver's rate and queues the excess in its buffer. Three ways the
 network reacts when the queue grows:
 
-- none: a lossy drop-tail queue. Past the buffer, packets are dropped and are resent
-  after a retransmission timeout; with TCP's 200 ms minimum that timeout, not the
-  transfer, dominates (Vasudevan et al., SIGCOMM 2009; Chen et al., WREN 2009).
+- none: a lossy drop-tail queue. Past the buffer, packets are dropped. An RDMA NIC
+  hears of a drop from a NAK about a round trip later and repairs it by go-back-N or
+  selective repeat (Mittal et al., IRN, SIGCOMM 2018); only a lost tail waits for the
+  hardware timer. The labelled TCP variant resends after a retransmission timeout; with
+  TCP's 200 ms minimum that timeout, not the transfer, dominates (Vasudevan et al.,
+  SIGCOMM 2009; Chen et al., WREN 2009).
 - pfc: priority flow control (IEEE 802.1Qbb). At the buffer limit the switch pauses
   its upstream links: nothing is lost, the senders wait, and the pause can spread to
   flows that are not part of the incast.
@@ -18,11 +21,14 @@ network reacts when the queue grows:
 Left out: packets and their sizes, PFC headroom and the cable delay before a pause
 takes effect, shared-buffer dynamic thresholds, DCQCN's marking probability and its
 rate recovery (we let senders settle at their fair share after the last cut), other
-traffic on the same ports, and retransmissions that overflow again.
+traffic on the same ports, and (TCP variant) retransmissions that overflow again. The
+RDMA variants treat loss at a full port as independent per packet (the ARQ argument of
+formulas.loss_recovery), which real drop-tail bursts are not.
 """
 
 from __future__ import annotations
 
+from calculators.core import units
 from calculators.core.spec import (
     Calculator,
     Choice,
@@ -32,16 +38,28 @@ from calculators.core.spec import (
     Param,
     Table,
     ValidationError,
+    When,
 )
+from calculators.formulas.loss_recovery import NCCL_IB_TIMEOUT_DEFAULT, ib_ack_timeout_s
 from calculators.formulas.queueing import QueueRun, dcqcn_schedule, incast_run
 
 __all__ = ["INCAST", "QueueRun", "dcqcn_schedule", "incast_run", "pattern_run"]
 
 PATTERNS = ("incast", "alltoall_paced", "alltoall_synchronised")
 MODES = ("none", "pfc", "dcqcn")
+#: How a lossy port's drops are repaired: RDMA NAK recovery, or TCP's timeout.
+RECOVERIES = {
+    "go_back_n": "RDMA go-back-N (RoCE / InfiniBand RC as specified)",
+    "selective_repeat": "RDMA selective repeat (IRN-style NIC)",
+    "tcp_rto": "TCP: resend after the retransmission timeout",
+}
+#: The InfiniBand local ACK timeout at NCCL's default exponent (NCCL_IB_TIMEOUT = 20):
+#: 4.096 us x 2^20 = 4.29 s (formulas.loss_recovery).
+DEFAULT_ACK_TIMEOUT_S = ib_ack_timeout_s(NCCL_IB_TIMEOUT_DEFAULT)
 
 
-def pattern_run(inputs: Inputs, mode: str) -> tuple[QueueRun, float]:
+def pattern_run(inputs: Inputs, mode: str,
+                recovery: str | None = None) -> tuple[QueueRun, float]:
     """One receiver port's run for the chosen pattern, and the alltoall-wide completion.
 
     incast: n senders at line rate into one port. alltoall_paced: every rank is the
@@ -49,7 +67,9 @@ def pattern_run(inputs: Inputs, mode: str) -> tuple[QueueRun, float]:
     its n destinations (n simultaneous incasts at 1/n of line rate each).
     alltoall_synchronised: every sender targets the same receiver at once, one
     receiver after another: n full-rate incasts in sequence (the naive send order).
+    ``recovery`` (lossy mode only): one of ``RECOVERIES``; default the chosen input.
     """
+    scheme = recovery or inputs.text("loss_recovery")
     pattern = inputs.text("pattern")
     n = inputs.whole("senders")
     sender_rate = inputs.num("sender_link_bandwidth")
@@ -62,6 +82,9 @@ def pattern_run(inputs: Inputs, mode: str) -> tuple[QueueRun, float]:
         feedback_delay=inputs.num("feedback_delay"),
         cnp_interval=inputs.num("cnp_interval"),
         retransmission_timeout=inputs.num("retransmission_timeout"),
+        recovery=None if scheme == "tcp_rto" else scheme,
+        round_trip_s=inputs.num("round_trip_time"),
+        tail_timeout_s=inputs.num("rdma_ack_timeout"),
     )
     if pattern == "alltoall_synchronised":
         # Rounds hit different ports; a sender starts the next round once it has sent.
@@ -87,24 +110,32 @@ def _incast(inputs: Inputs) -> Computed:
     sender_bytes = n * size if pattern != "incast" else size
     ideal = max(total / receiver, sender_bytes / sender)
     runs = {m: pattern_run(inputs, m) for m in MODES}
+    lossy = {r: pattern_run(inputs, "none", r) for r in RECOVERIES}
     run, completion = runs[mode]
     notes: list[str] = []
+    if mode == "none" and run.dropped_bytes > 0:
+        notes.append(_loss_note(inputs, run))
     if mode == "dcqcn":
         first_cut = dcqcn_schedule(n * per_port_rate, receiver,
                                    inputs.num("ecn_threshold_bytes"),
                                    inputs.num("feedback_delay"), inputs.num("cnp_interval"))
-        if len(first_cut) > 1 and runs["none"][0].send_end_s <= first_cut[1][0]:
+        burst_s = size / per_port_rate  # each sender's bytes at its line rate
+        if len(first_cut) > 1 and burst_s <= first_cut[1][0]:
             notes.append(
-                f"At line rate the burst takes {runs['none'][0].send_end_s * 1e6:.3g} µs, "
+                f"At line rate the burst takes {burst_s * 1e6:.3g} µs, "
                 f"less than the {first_cut[1][0] * 1e6:.3g} µs before DCQCN's first rate "
                 "cut: congestion control cannot react in time; only the buffer and PFC "
                 "absorb it.")
     notes.append("First-order fluid model: no packets, no PFC headroom or cable delay, no "
                  "DCQCN rate recovery, no competing traffic (see the chapter).")
+    labelled = [(f"none, {ROW_LABELS[r]}", lossy[r]) for r in RECOVERIES]
+    labelled += [(m, runs[m]) for m in MODES if m != "none"]
     rows = tuple(
-        (m, f"{c * 1e6:.4g} µs", f"{r.peak_queue_bytes / 1e6:.4g} MB",
-         f"{r.dropped_bytes * rounds / 1e6:.4g} MB", f"{r.pause_time_s * rounds * 1e6:.4g} µs")
-        for m, (r, c) in runs.items()
+        (label, units.format_value(c, "s", "si"), f"{r.peak_queue_bytes / 1e6:.4g} MB",
+         units.format_value(r.dropped_bytes * rounds, "B", "si"),
+         units.format_value(r.resent_bytes * rounds, "B", "si"),
+         units.format_value(r.pause_time_s * rounds, "s", "si"))
+        for label, (r, c) in labelled
     )
     return Computed(
         values={
@@ -118,16 +149,42 @@ def _incast(inputs: Inputs) -> Computed:
             "overflow_time_s": run.overflow_time_s,
             "dropped_bytes": run.dropped_bytes * rounds,
             "pause_time_s": run.pause_time_s * rounds,
+            "resent_bytes": run.resent_bytes * rounds,
+            "tail_wait_s": run.tail_wait_s,
         },
         notes=notes,
-        table=Table(("flow control", "completion", "peak queue", "dropped", "pause per sender"),
-                    rows, caption="The same traffic under each flow-control choice"),
+        table=Table(("flow control", "completion", "peak queue", "dropped", "sent again",
+                     "pause per sender"), rows,
+                    caption="The same traffic under each flow-control choice and, without "
+                            "flow control, each way of recovering from loss"),
     )
+
+
+ROW_LABELS = {"go_back_n": "go-back-N", "selective_repeat": "selective repeat",
+              "tcp_rto": "TCP RTO"}
+
+
+def _loss_note(inputs: Inputs, run: QueueRun) -> str:
+    """What the chosen loss recovery cost, in words."""
+    scheme = inputs.text("loss_recovery")
+    if scheme == "tcp_rto":
+        return (f"TCP's way: the dropped bytes wait {inputs.num('retransmission_timeout'):g} "
+                "s, then are resent; the timer, not the transfer, sets the time.")
+    tail = (f" A lost tail waited {units.format_value(run.tail_wait_s, 's', 'si')} for "
+            "the RDMA timer." if run.tail_wait_s > 0 else "")
+    what = ("go-back-N resends everything after each gap, so most of what the port "
+            "forwards is discarded" if scheme == "go_back_n" else
+            "selective repeat resends only what was dropped, so the port forwards only "
+            "useful bytes")
+    return (f"RDMA NAKs report drops within a round trip; {what}. Bytes sent again: "
+            f"{units.format_value(run.resent_bytes, 'B', 'si')}.{tail}")
 
 
 INCAST = Calculator(
     id="incast",
-    advanced=("ecn_threshold_bytes", "feedback_delay", "cnp_interval", "retransmission_timeout"),
+    headline=("completion_s", "slowdown", "peak_queue_bytes"),
+    advanced=("ecn_threshold_bytes", "feedback_delay", "cnp_interval", "retransmission_timeout",
+              "round_trip_time", "rdma_ack_timeout"),
     title="Incast at a switch port: queue, drops, PFC pauses, DCQCN",
     summary="Fluid model of n senders into one port (or an alltoall as n incasts), with "
             "and without PFC / ECN back-pressure.",
@@ -161,6 +218,14 @@ INCAST = Calculator(
                        Choice("pfc", "PFC: lossless pause"),
                        Choice("dcqcn", "ECN/DCQCN rate control + PFC")),
               help="DCQCN with PFC as backstop is the RoCE deployment of Zhu et al. 2015."),
+        Param("loss_recovery", "Loss recovery (no flow control)", "choice", "go_back_n",
+              choices=tuple(Choice(k, v) for k, v in RECOVERIES.items()),
+              when=When("flow_control", ("none",)),
+              help="How dropped bytes come back when flow control is none. RDMA NICs "
+                   "learn of a drop from a NAK about a round trip later: go-back-N (RoCE "
+                   "and InfiniBand RC) resends from the gap on, selective repeat only the "
+                   "lost packets (Mittal et al., IRN, SIGCOMM 2018). TCP waits for its "
+                   "retransmission timeout (the labelled variant)."),
         Param("ecn_threshold_bytes", "ECN marking threshold K", "float", 100e3, unit="B",
               minimum=0, maximum=1e12,
               help="An assumption: 100 KB. The DCQCN paper marked between Kmin = 5 KB and "
@@ -171,10 +236,23 @@ INCAST = Calculator(
         Param("cnp_interval", "Time between rate cuts", "float", 50e-6, unit="s",
               minimum=0, exclusive_minimum=True, maximum=1,
               help="DCQCN (Zhu et al. 2015): at most one CNP per flow every 50 µs."),
-        Param("retransmission_timeout", "Retransmission timeout (lossy)", "float", 0.2,
+        Param("retransmission_timeout", "TCP retransmission timeout", "float", 0.2,
               unit="s", minimum=0, maximum=100,
-              help="TCP's 200 ms minimum RTO (Vasudevan et al. 2009, who argue for "
-                   "microseconds). An RDMA NIC waits 4.096 µs x 2^timeout (InfiniBand)."),
+              help="For TCP loss recovery: Linux's 200 ms minimum RTO (TCP_RTO_MIN, "
+                   "include/net/tcp.h; Vasudevan et al. 2009, who argue for microseconds)."),
+        Param("round_trip_time", "Fabric round trip (NAK loop)", "float", 5e-6, unit="s",
+              minimum=0, maximum=1,
+              help="An assumption: 5 µs, as the feedback delay: a few switch hops and the "
+                   "NICs' turnaround. A NAK also waits behind the full buffer (buffer / "
+                   "port rate), which the model adds."),
+        Param("rdma_ack_timeout", "RDMA timer for a lost tail", "float",
+              DEFAULT_ACK_TIMEOUT_S, unit="s", minimum=0, exclusive_minimum=True,
+              maximum=1e4,
+              help="A lost last packet has nothing behind it to trigger a NAK; it waits "
+                   "for the InfiniBand local ACK timeout, 4.096 µs x 2^n (rdma_set_ack_"
+                   "timeout). NCCL sets n = 20 (NCCL_IB_TIMEOUT): 4.29 s. Huawei's HCCL "
+                   "allows n from 5 (131 µs); NVIDIA's adaptive retransmission retries "
+                   "sooner than the configured timer (firmware minimum base 4 µs)."),
     ),
     outputs=(
         Output("fan_in_ratio", "Fan-in: offered rate / port rate", "1", "fixed"),
@@ -187,6 +265,8 @@ INCAST = Calculator(
         Output("overflow_time_s", "Time until the buffer is full", "s"),
         Output("dropped_bytes", "Bytes dropped (lossy)", "B"),
         Output("pause_time_s", "Pause time per sender link (PFC)", "s"),
+        Output("resent_bytes", "Bytes sent again (lossy)", "B"),
+        Output("tail_wait_s", "Wait on a lost tail's timer (RDMA)", "s"),
     ),
     function=_incast,
     sources=(
@@ -197,5 +277,9 @@ INCAST = Calculator(
         "Chen et al. 2009, Understanding TCP Incast Throughput Collapse in Datacenter "
         "Networks, WREN",
         "IEEE 802.1Qbb, Priority-based Flow Control",
+        "Mittal et al. 2018, Revisiting Network Support for RDMA (IRN), SIGCOMM: "
+        "go-back-N against selective repeat on RDMA NICs",
+        "NVIDIA/nccl src/transport/net_ib (NCCL_IB_TIMEOUT = 20); Linux "
+        "rdma_set_ack_timeout(): 4.096 us x 2^timeout",
     ),
 )

@@ -20,7 +20,13 @@ from calculators.core.spec import (
 from calculators.formulas.architecture import total_params
 from calculators.formulas.flops import model_flops_per_token, recompute_flops_per_token
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
-from calculators.inputs.hardware import PEAK_FLOPS_PARAM, accelerator_choices
+from calculators.inputs.hardware import (
+    PEAK_FLOPS_PARAM,
+    PEAK_PRECISION_PARAM,
+    accelerator_choices,
+    peak_flops,
+    peak_note,
+)
 from calculators.inputs.training import RECOMPUTE_PARAM
 
 FLOP_COUNT_PARAM = Param(
@@ -42,11 +48,11 @@ def _mfu(inputs: Inputs) -> Computed:
     arch = architecture(inputs)
     params = inputs.opt("params") or float(total_params(arch))
     gpu = hardware.get(inputs.text("gpu"))
-    peak = inputs.opt("peak_flops") or gpu.peak_bf16_flops
+    peak = peak_flops(inputs, gpu)
     num_gpus = inputs.whole("num_gpus")
     tokens_per_step = inputs.num("global_batch") * arch.seq_len
     step_time, rate = inputs.opt("step_time"), inputs.opt("tokens_per_second")
-    notes: list[str] = []
+    notes = [note] if (note := peak_note(inputs, gpu)) else []
     if rate is None:
         if step_time is None:
             raise ValidationError("step_time", "give the step time or tokens_per_second")
@@ -84,6 +90,7 @@ def _mfu(inputs: Inputs) -> Computed:
 
 MFU = Calculator(
     id="mfu",
+    headline=("mfu", "hfu", "tokens_per_second"),
     advanced=(
         *ARCHITECTURE_DETAIL,
         "params",
@@ -158,10 +165,13 @@ MFU = Calculator(
             "choice",
             "a100_80gb_sxm",
             choices=accelerator_choices(),
-            help="Dense BF16 peak from the datasheet.",
+            help="Dense peak from the datasheet, at the precision below.",
         ),
-        replace(PEAK_FLOPS_PARAM, help="Blank: the catalogue's dense BF16 peak. "
-                "E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
+        replace(PEAK_PRECISION_PARAM, help="MFU's denominator. Convention: the BF16 "
+                "peak, even for FP8 runs (Llama 3 reports BF16 MFU); FP8 gives the "
+                "share of the FP8 tensor cores' peak instead, half as large."),
+        replace(PEAK_FLOPS_PARAM, help="Blank: the catalogue's dense peak at the "
+                "precision above. E.g. 275 TFLOP/s for TPU v4 (PaLM)."),
         FLOP_COUNT_PARAM,
         # The shared declaration; a measured Megatron run recomputes fully by default.
         replace(RECOMPUTE_PARAM, default="full"),

@@ -5,8 +5,15 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core import charts
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param
-from calculators.formulas.memory import Strategy, memory_per_gpu, min_dp_to_fit, state_bytes
+from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
+from calculators.formulas.memory import (
+    Breakdown,
+    Strategy,
+    gathered_weight_bytes,
+    memory_per_gpu,
+    min_dp_to_fit,
+    state_bytes,
+)
 from calculators.inputs.architecture import (
     ARCHITECTURE_DETAIL,
     ARCHITECTURE_PARAMS,
@@ -14,58 +21,99 @@ from calculators.inputs.architecture import (
     check_layout,
 )
 from calculators.inputs.hardware import GPU_MEMORY_PARAM, accelerator_choices
+from calculators.inputs.memory import (
+    ATTENTION_PARAM,
+    DROPOUT_PARAM,
+    GRADIENTS_PARAM,
+    MEMORY_RESERVE_PARAM,
+    gpu_capacity,
+    gpu_usable,
+)
+from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM, RECOMPUTE_PARAM
 
 GB = 1e9
 
 
+def _where(breakdown: Breakdown, pp: int) -> str:
+    if pp == 1:
+        return "the only pipeline stage"
+    if breakdown.rank == 0:
+        return "the first pipeline stage"
+    if breakdown.rank == pp - 1:
+        return "the last pipeline stage"
+    return f"pipeline stage {breakdown.rank + 1}, which holds more layers than the first"
+
+
+def _strategy(inputs: Inputs, zero: int) -> Strategy:
+    tp, cp = inputs.whole("tp"), inputs.whole("cp")
+    arch_seq = inputs.whole("seq_len")
+    if cp > 1 and arch_seq % (2 * cp):
+        raise ValidationError("cp", f"context parallel size {cp} must split the {arch_seq}-token "
+                              "sequence into 2 x cp equal chunks")
+    schedule = inputs.text("schedule")
+    pp = inputs.whole("pp")
+    return Strategy(
+        tp=tp, pp=pp, dp=inputs.whole("dp"), zero_stage=zero,
+        micro_batch=inputs.whole("micro_batch"),
+        sequence_parallel=inputs.flag("sequence_parallel"), recompute=inputs.text("recompute"),
+        cp=cp, attention=inputs.text("attention"), dropout=inputs.flag("dropout"),
+        schedule=schedule if pp > 1 else "1f1b",
+        virtual_stages=inputs.whole("virtual_stages") if schedule == "interleaved" and pp > 1
+        else 1,
+        shard_group=inputs.whole("dp") * cp, cp_method=inputs.text("cp_method"))
+
+
 def _model_memory(inputs: Inputs) -> Computed:
     arch = architecture(inputs)
-    tp, pp, dp = inputs.whole("tp"), inputs.whole("pp"), inputs.whole("dp")
-    check_layout(arch, tp, pp)
     zero = inputs.whole("zero_stage")
+    strategy = _strategy(inputs, zero)
+    tp, pp, dp, cp = strategy.tp, strategy.pp, strategy.dp, strategy.cp
+    check_layout(arch, tp, pp, strategy.virtual_stages)
+    if strategy.cp_method == "ulysses" and ((arch.heads // tp) % cp or (arch.kv_heads // tp) % cp):
+        raise ValidationError("cp", f"Ulysses needs the {arch.heads // tp} heads and "
+                              f"{arch.kv_heads // tp} KV heads per TP rank to divide by cp = {cp}")
     precision = inputs.text("precision")
-    per_param = state_bytes(precision, inputs.text("optimizer"))
+    per_param = state_bytes(precision, inputs.text("optimizer"), inputs.text("gradients"))
     scale = 2.0 if precision == "fp32" else 1.0
-    sp = inputs.flag("sequence_parallel")
     gpu = hardware.get(inputs.text("gpu"))
-    capacity = inputs.opt("gpu_memory") or gpu.memory_bytes
+    capacity, usable = gpu_capacity(inputs, gpu), gpu_usable(inputs, gpu)
     params = inputs.opt("params")
     warnings: list[str] = []
     notes: list[str] = []
 
-    def at(stage: int) -> Strategy:
-        return Strategy(
-            tp=tp,
-            pp=pp,
-            dp=dp,
-            zero_stage=stage,
-            micro_batch=inputs.whole("micro_batch"),
-            sequence_parallel=sp,
-            recompute=inputs.text("recompute"),
-        )
+    def at(stage: int) -> Breakdown:
+        st = strategy if stage == zero else _strategy(inputs, stage)
+        return memory_per_gpu(arch, st, per_param, params, scale)
 
-    breakdown = memory_per_gpu(arch, at(zero), per_param, params, scale)
-    fits = breakdown.total <= capacity
+    breakdown = at(zero)
+    fits = breakdown.total <= usable
     if not fits:
         warnings.append(
-            f"Does not fit: {breakdown.total / GB:,.1f} GB needed against "
-            f"{capacity / GB:,.1f} GB on {gpu.name}, short by "
-            f"{(breakdown.total - capacity) / GB:,.1f} GB."
+            f"Does not fit: {breakdown.total / GB:,.1f} GB needed against the "
+            f"{usable / GB:,.1f} GB usable of {gpu.name}'s {capacity / GB:,.1f} GB "
+            f"(after the {inputs.num('memory_reserve'):.0%} reserve), short by "
+            f"{(breakdown.total - usable) / GB:,.1f} GB."
         )
-    dp_min = min_dp_to_fit(breakdown, zero, dp, capacity)
-    min_gpus = None if dp_min is None else dp_min * tp * pp
+    gathered = gathered_weight_bytes(arch, tp, per_param, 1 << 62) if zero >= 3 else 0.0
+    shard_min = min_dp_to_fit(breakdown, zero, dp * cp, usable, gathered)
+    dp_min = None if shard_min is None else -(-shard_min // cp)
+    min_gpus = None if dp_min is None else dp_min * tp * pp * cp
     if dp_min is None:
         notes.append(
-            "No data-parallel size makes this fit at this tp, pp and ZeRO stage: "
-            "what ZeRO does not partition already exceeds the GPU's memory."
+            "No data-parallel size makes this fit at this tp, cp, pp and ZeRO stage: "
+            "what ZeRO does not partition already exceeds the GPU's usable memory."
         )
+    notes.append(f"The peak is on {_where(breakdown, pp)}. The first stage holds the "
+                 "embedding and the most micro-batches in flight; the last the output layer "
+                 "and its FP32 logits, for one micro-batch at a time.")
     if zero >= 2 and pp > 1:
-        warnings.append(
-            "DeepSpeed's pipeline engine supports ZeRO stage 1 only; stages 2-3 "
-            "with pipeline parallelism re-communicate per micro-batch."
+        notes.append(
+            "ZeRO-2 and 3 with a pipeline repeat their collectives every micro-batch "
+            "(gradient reduce-scatters; weight gathers for stage 3): the planner "
+            "costs that traffic."
         )
-    if sp and tp == 1:
+    if strategy.sequence_parallel and tp == 1:
         notes.append(
             "Sequence parallelism needs tensor parallelism (tp > 1) to split "
             "anything; it has no effect at tp = 1."
@@ -73,12 +121,15 @@ def _model_memory(inputs: Inputs) -> Computed:
     if gpu.memory_note and inputs["gpu_memory"] is None:
         notes.append(gpu.memory_note)
     notes.append(
-        "Not counted: the logits / loss buffers, communication buffers, the "
-        "framework's workspace and fragmentation (often a few GB)."
+        "Counted besides the model states and the layers' activations: the embedding's "
+        "input, the output layer's input and FP32 logits, and working buffers (a layer "
+        "being recomputed, ZeRO-3's gathered weights, context parallelism's K and V). "
+        "Not counted: the CUDA context, communication buffers and fragmentation, which "
+        "the reserve stands for."
     )
     bars = []
     for stage in range(4):
-        b = memory_per_gpu(arch, at(stage), per_param, params, scale)
+        b = at(stage)
         bars.append(
             (
                 f"ZeRO {stage}" + (" (this)" if stage == zero else ""),
@@ -87,15 +138,17 @@ def _model_memory(inputs: Inputs) -> Computed:
                     ("gradients", b.gradients / GB),
                     ("optimizer", b.optimizer / GB),
                     ("activations", b.activations / GB),
+                    ("embedding + output", b.outer / GB),
+                    ("working", b.working / GB),
                 ],
             )
         )
     chart = charts.stacked_bar_chart(
-        f"Memory per GPU at tp={tp}, pp={pp}, dp={dp}, by ZeRO stage",
+        f"Memory per GPU at tp={tp}, cp={cp}, pp={pp}, dp={dp}, by ZeRO stage",
         bars,
         "GB per GPU",
-        limit=capacity / GB,
-        limit_label=f"{gpu.name}: {capacity / GB:g} GB",
+        limit=usable / GB,
+        limit_label=f"{gpu.name}: {usable / GB:,.1f} GB usable",
         legend_right=True,
     )
     return Computed(
@@ -104,8 +157,11 @@ def _model_memory(inputs: Inputs) -> Computed:
             "gradients_bytes": breakdown.gradients,
             "optimizer_bytes": breakdown.optimizer,
             "activations_bytes": breakdown.activations,
+            "outer_bytes": breakdown.outer,
+            "working_bytes": breakdown.working,
             "total_bytes": breakdown.total,
             "gpu_memory_bytes": capacity,
+            "usable_bytes": usable,
             "fits": fits,
             "min_gpus": None if min_gpus is None else float(min_gpus),
             "bytes_per_param": per_param.total,
@@ -122,14 +178,21 @@ def _int(name: str, label: str, default: int, maximum: int, help_text: str) -> P
 
 MODEL_MEMORY = Calculator(
     id="model_memory",
+    headline=("total_bytes", "fits", "gpu_memory_bytes"),
     advanced=(
         *ARCHITECTURE_DETAIL,
         "params",
         "gpu_memory",
+        "cp_method",
+        "virtual_stages",
+        "dropout",
+        "gradients",
+        "memory_reserve",
     ),
     title="Training memory per GPU",
     summary="Weights, gradients, optimizer states and activations per GPU, under "
-    "TP x PP x DP, ZeRO, sequence parallelism and recomputation.",
+    "TP x CP x PP x DP, ZeRO, sequence parallelism, the pipeline schedule and "
+    "recomputation.",
     chapter="dense.md",
     params=(
         *ARCHITECTURE_PARAMS,
@@ -156,6 +219,7 @@ MODEL_MEMORY = Calculator(
             "Sequences per GPU per forward/backward pass.",
         ),
         PRECISION_PARAM,
+        GRADIENTS_PARAM,
         OPTIMIZER_PARAM,
         Param(
             "zero_stage",
@@ -165,7 +229,8 @@ MODEL_MEMORY = Calculator(
             minimum=0,
             maximum=3,
             help="0: replicated; 1: optimizer states, 2: + gradients, 3: + weights "
-            "partitioned over the dp ranks (Rajbhandari et al. 2020, Sec. 5).",
+            "partitioned over the dp x cp ranks that hold the same weights (Rajbhandari et "
+            "al. 2020, Sec. 5; Megatron-Core shards over data and context parallelism).",
         ),
         _int("dp", "Data-parallel size", 1, 10_000_000, "Model replicas (ZeRO divides by it)."),
         _int(
@@ -173,15 +238,27 @@ MODEL_MEMORY = Calculator(
             "Tensor-parallel size",
             1,
             100_000,
-            "GPUs splitting each layer's matrices; must divide the heads.",
+            "GPUs splitting each layer's matrices; must divide the heads and the KV "
+            "heads.",
+        ),
+        _int(
+            "cp",
+            "Context-parallel size",
+            1,
+            100_000,
+            "GPUs splitting each sequence; every activation is divided by it "
+            "(Megatron-Core context-parallel docs).",
         ),
         _int(
             "pp",
             "Pipeline-parallel size",
             1,
             100_000,
-            "Pipeline stages; at most the number of layers.",
+            "Pipeline stages: the layers split evenly, or with one layer fewer on the "
+            "first and last stage (Llama 3).",
         ),
+        SCHEDULE_PARAM,
+        VIRTUAL_STAGES_PARAM,
         Param(
             "sequence_parallel",
             "Sequence parallelism",
@@ -191,25 +268,34 @@ MODEL_MEMORY = Calculator(
             "tp ranks (Korthikanti et al. 2022, Sec. 4.2.2).",
         ),
         RECOMPUTE_PARAM,
+        ATTENTION_PARAM,
+        DROPOUT_PARAM,
+        CP_METHOD_PARAM,
         Param(
             "gpu",
             "GPU",
             "choice",
             "a100_80gb_sxm",
             choices=accelerator_choices(),
-            help="Memory capacity from the datasheet (decimal GB).",
+            help="Capacity: the datasheet's \"80GB\" read as what the device holds, 80 GiB "
+            "(85.9e9 B).",
         ),
         GPU_MEMORY_PARAM,
+        MEMORY_RESERVE_PARAM,
     ),
     outputs=(
         Output("weights_bytes", "Weights", "B"),
         Output("gradients_bytes", "Gradients", "B"),
         Output("optimizer_bytes", "Optimizer states (incl. master weights)", "B"),
-        Output("activations_bytes", "Activations", "B"),
+        Output("activations_bytes", "Layers' activations", "B"),
+        Output("outer_bytes", "Embedding and output layer (logits)", "B"),
+        Output("working_bytes", "Working buffers", "B"),
         Output("total_bytes", "Total per GPU", "B"),
         Output("gpu_memory_bytes", "GPU memory", "B"),
+        Output("usable_bytes", "Usable (less the reserve)", "B"),
         Output("fits", "Fits", "", "bool"),
-        Output("min_gpus", "Smallest GPU count that fits (this tp, pp, ZeRO)", "GPU", "count"),
+        Output("min_gpus", "Smallest GPU count that fits (this tp, cp, pp, ZeRO)", "GPU",
+               "count"),
         Output("bytes_per_param", "Model-state bytes per parameter (unpartitioned)", "B"),
     ),
     function=_model_memory,
@@ -219,6 +305,9 @@ MODEL_MEMORY = Calculator(
         "Korthikanti et al. 2022, Reducing Activation Recomputation in Large Transformer "
         "Models, Sec. 4, Table 2",
         "Narayanan et al. 2021, Megatron-LM (SC21), Sec. 2.2",
+        "Qi et al. 2024, Zero Bubble Pipeline Parallelism, Sec. 2; Dubey et al. 2024, "
+        "Llama 3, Sec. 3.3.2",
+        "Dao et al. 2022, FlashAttention, Sec. 3.1",
         "Shazeer and Stern 2018, Adafactor; Dettmers et al. 2022, 8-bit Optimizers",
     ),
 )

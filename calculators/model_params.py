@@ -61,6 +61,7 @@ def _model_params(inputs: Inputs) -> Computed:
 
 MODEL_PARAMS = Calculator(
     id="model_params",
+    headline=("params", "non_embedding_params", "embedding_params"),
     advanced=ARCHITECTURE_DETAIL,
     title="Parameters from the architecture",
     summary="Count a transformer's parameters matrix by matrix; Megatron's Eq. 2 for GPT.",

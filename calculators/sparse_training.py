@@ -7,13 +7,14 @@ import math
 from dataclasses import replace
 
 from calculators.catalogues.embedding_tables import MAX_DIM
-from calculators.core import charts
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param
+from calculators.core import charts, units
+from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
 from calculators.formulas.sharding import COMM_BYTES
 from calculators.formulas.sparse_step import (
     MAX_SERVERS,
     MAX_TABLE_BYTES,
     Job,
+    StepComparison,
     collective_step,
     compare_step,
     ps_step,
@@ -32,6 +33,7 @@ from calculators.inputs.sparse_step import (
     DTYPE_PARAM,
     HOST_MEMORY_PARAM,
     HOST_RESERVE_PARAM,
+    NUM_SPARSE_FEATURES_PARAM,
     POOLING_FACTOR_PARAM,
     SERVER_NIC_BANDWIDTH_PARAM,
     UNIQUE_RATIO_PARAM,
@@ -67,6 +69,38 @@ def _chart(job: Job) -> str:
         markers=(charts.Marker(float(job.workers), "this job"),))
 
 
+def _ratio(ps_s: float, coll_s: float) -> str:
+    """Which side is faster, and by how much, in words."""
+    if ps_s == coll_s:
+        return "equal"
+    if coll_s == 0 or ps_s == 0:
+        return "collective" if coll_s == 0 else "PS"
+    if coll_s < ps_s:
+        return f"collective {ps_s / coll_s:.2g}x faster"
+    return f"PS {coll_s / ps_s:.2g}x faster"
+
+
+def _comparisons(step: StepComparison) -> Table:
+    """The step as configured, and with the PS at the collective's bandwidth."""
+    job, fmt = step.job, units.format_value
+    coll = step.collective_time_s
+
+    def row(name: str, servers: int, port: float, dense_on_ps: bool,
+            ps_s: float) -> tuple[str, ...]:
+        return (name, f"{servers:,} x {fmt(port, 'B/s', 'si')}",
+                "pulled and pushed by every worker" if dense_on_ps else "allreduced",
+                fmt(ps_s, "s", "si"), fmt(coll, "s", "si"), _ratio(ps_s, coll))
+
+    return Table(
+        ("comparison", "PS servers x port", "dense part on the PS side", "PS per step",
+         "collective per step", "faster"),
+        (row("as configured", job.servers, job.server_nic, job.dense_on_ps, step.ps.time_s),
+         row("matched bandwidth", job.workers, job.net.nic, False, step.matched.time_s)),
+        caption="Matched bandwidth: one PS server per worker, each with a worker's NIC, "
+                "and the dense part allreduced as the collective does; the gap left is "
+                "distinct rows against pooled vectors on the wire.")
+
+
 def _sparse_training(inputs: Inputs) -> Computed:
     job = _job(inputs)
     step = compare_step(job, table_bytes=inputs.num("embedding_bytes"),
@@ -90,6 +124,7 @@ def _sparse_training(inputs: Inputs) -> Computed:
             "ps_fan_in": ps.fan_in,
             "ps_incast_ratio": ps.fan_in * job.net.nic / job.server_nic,
             "ps_step_comm_time_s": ps.time_s,
+            "ps_matched_step_comm_time_s": step.matched.time_s,
             "ps_servers_needed": needed,
             "ps_min_hosts_memory": min_hosts,
             "collective_alltoall_bytes_per_gpu": alltoall.bytes_sent_per_rank,
@@ -102,6 +137,7 @@ def _sparse_training(inputs: Inputs) -> Computed:
         warnings=warnings,
         notes=["Communication only, no overlap with compute; PS servers at full line rate "
                "(incast losses would slow them further)."],
+        table=_comparisons(step),
         chart=_chart(job),
     )
 
@@ -109,13 +145,13 @@ def _sparse_training(inputs: Inputs) -> Computed:
 
 SPARSE_TRAINING = Calculator(
     id="sparse_training",
+    headline=("recommended_mode", "ps_step_comm_time_s", "collective_step_comm_time_s"),
     title="Parameter server or collective: one sparse training step",
     summary="Per-step traffic and communication time of PS and collective (DLRM hybrid) training.",
     chapter="sparse.md",
     params=(
         BATCH_SIZE_PARAM,
-        Param("num_sparse_features", "Sparse features", "int", 100, minimum=1, maximum=100_000,
-              help="Categorical features, one embedding table each (Criteo: 26)."),
+        NUM_SPARSE_FEATURES_PARAM,
         POOLING_FACTOR_PARAM,
         UNIQUE_RATIO_PARAM,
         Param("embedding_dim", "Embedding dimension", "int", 128, minimum=1,
@@ -129,7 +165,10 @@ SPARSE_TRAINING = Calculator(
         SERVER_NIC_BANDWIDTH_PARAM,
         DENSE_ON_PS_PARAM,
         Param("asynchronous", "Asynchronous training", "bool", False,
-              help="Workers never wait for each other; only a PS supports it."),
+              help="Workers never wait for each other. A PS applies updates as they "
+                   "arrive; a collective needs every member of its group at once. "
+                   "Asynchronous decentralised schemes exist (AD-PSGD, Lian et al. 2018) "
+                   "but are not modelled: on, the calculator recommends the PS."),
         Param("embedding_bytes", "Tables + optimizer state", "float", 2e12, unit="B",
               minimum=1, maximum=MAX_TABLE_BYTES,
               help="From embedding_memory; 2 TB is an assumption."),
@@ -149,6 +188,9 @@ SPARSE_TRAINING = Calculator(
         Output("ps_fan_in", "PS: workers sending to one server", "", "count"),
         Output("ps_incast_ratio", "PS: offered load / server port", "", "fixed"),
         Output("ps_step_comm_time_s", "PS: communication per step", "s", "si"),
+        Output("ps_matched_step_comm_time_s", "PS at matched bandwidth: per step", "s", "si",
+               help="One server per worker, each with a worker's NIC, dense part "
+                    "allreduced: the like-for-like comparison with the collective."),
         Output("ps_servers_needed", "PS: servers for the target", "server", "count"),
         Output("ps_min_hosts_memory", "PS: hosts to hold the tables", "server", "count"),
         Output("collective_alltoall_bytes_per_gpu", "Collective: alltoall sent per GPU", "B",
@@ -166,6 +208,7 @@ SPARSE_TRAINING = Calculator(
         "Naumov et al. 2019, DLRM (arXiv:1906.00091), Sec. 3",
         "Li et al. 2014, Scaling Distributed Machine Learning with the Parameter Server (OSDI)",
         "Lian et al. 2022, PERSIA (KDD): hybrid PS for 100-trillion-parameter models",
+        "Lian et al. 2018, Asynchronous Decentralized Parallel SGD (ICML)",
         "Mudigere et al. 2022, ZionEX/Neo (ISCA): 12-trillion-parameter models, alltoall",
         "Thakur, Rabenseifner, Gropp 2005 (collective costs), via calculators.formulas.collectives",
     ),

@@ -102,9 +102,14 @@ def run(check: Check) -> Outcome:
 
 def all_checks() -> tuple[Check, ...]:
     """Every check, in the guide's chapter order, each id once."""
-    from published_checks import compute  # chapters import this module: a late import
+    from published_checks import (  # chapters import this module: a late import
+        compute,
+        long_runs,
+        moe,
+        network,
+    )
 
-    checks = (*compute.CHECKS,)
+    checks = (*compute.CHECKS, *moe.CHECKS, *network.CHECKS, *long_runs.CHECKS)
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
         raise TypeError("check ids repeat")

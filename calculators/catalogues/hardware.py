@@ -1,143 +1,26 @@
-"""The accelerator catalogue: one cited entry per device, SI base units.
+"""The hardware catalogue: accelerators (``accelerators.ACCELERATORS``, re-exported here),
+the network ports and scale-up links, and which NIC a node of each accelerator has.
 
-Peak figures are dense (no 2:4 structured sparsity) BF16 tensor throughput: NVIDIA's
-headline numbers for Hopper and Blackwell are "with sparsity" and twice the dense
-figure. Memory capacities are as the datasheet states them (decimal GB) and the
-``memory_note`` says where that differs from what software reports. Link bandwidths
-are per GPU and per direction (datasheets quote the bidirectional total).
+Peak figures are dense (no 2:4 structured sparsity) tensor throughput at BF16, FP8 and
+FP4 where the vendor publishes them; memory capacities are the vendor's label read as
+decimal GB (``accelerators`` explains why, and each entry's ``memory_note`` what the
+device physically holds). Link bandwidths are per GPU and per direction (datasheets
+quote the bidirectional total).
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 
-GB = 1e9
-TFLOP = 1e12
+from calculators.catalogues.accelerators import (
+    ACCELERATORS,
+    PRECISIONS,
+    Accelerator,
+    Precision,
+)
 
-
-@dataclass(frozen=True)
-class Accelerator:
-    """One accelerator model with the figures the calculators need, each cited."""
-
-    id: str
-    name: str
-    peak_bf16_flops: float  # FLOP/s, dense
-    memory_bytes: float  # B, as the datasheet states it
-    memory_bandwidth: float  # B/s, HBM
-    scale_up_bandwidth: float  # B/s per direction per GPU (NVLink / Infinity Fabric / ICI)
-    power_watts: float | None  # W, maximum board power (TDP); None when unpublished
-    source: str
-    memory_note: str = ""
-
-
-ACCELERATORS: dict[str, Accelerator] = {
-    a.id: a
-    for a in (
-        Accelerator(
-            id="a100_40gb_sxm",
-            name="NVIDIA A100 40GB SXM",
-            peak_bf16_flops=312 * TFLOP,
-            memory_bytes=40 * GB,
-            memory_bandwidth=1555 * GB,
-            scale_up_bandwidth=300 * GB,
-            power_watts=400.0,
-            source=(
-                "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 Tensor Core 312 TFLOPS "
-                "(624 with sparsity), 40GB HBM2 at 1,555 GB/s, NVLink 600 GB/s "
-                "(bidirectional), max TDP 400 W."
-            ),
-            memory_note="The device holds 40 GiB (42.9e9 B); the datasheet says 40GB.",
-        ),
-        Accelerator(
-            id="a100_80gb_sxm",
-            name="NVIDIA A100 80GB SXM",
-            peak_bf16_flops=312 * TFLOP,
-            memory_bytes=80 * GB,
-            memory_bandwidth=2039 * GB,
-            scale_up_bandwidth=300 * GB,
-            power_watts=400.0,
-            source=(
-                "NVIDIA A100 Tensor Core GPU datasheet (2021): BF16 Tensor Core 312 TFLOPS "
-                "(624 with sparsity), 80GB HBM2e at 2,039 GB/s, NVLink 600 GB/s "
-                "(bidirectional), max TDP 400 W."
-            ),
-            memory_note="The device holds 80 GiB (85.9e9 B); the datasheet says 80GB.",
-        ),
-        Accelerator(
-            id="h100_sxm",
-            name="NVIDIA H100 SXM5 80GB",
-            peak_bf16_flops=989.4 * TFLOP,
-            memory_bytes=80 * GB,
-            memory_bandwidth=3350 * GB,
-            scale_up_bandwidth=450 * GB,
-            power_watts=700.0,
-            source=(
-                "NVIDIA H100 Tensor Core GPU datasheet: BF16 Tensor Core 1,979 TFLOPS with "
-                "sparsity, i.e. 989.4 dense (H100 whitepaper, Table 1); 80GB HBM3 at "
-                "3.35 TB/s; NVLink 900 GB/s (bidirectional); max TDP up to 700 W."
-            ),
-            memory_note="nvidia-smi reports 81,559 MiB (85.5e9 B) for the H100 SXM 80GB.",
-        ),
-        Accelerator(
-            id="h200",
-            name="NVIDIA H200 SXM 141GB",
-            peak_bf16_flops=989.4 * TFLOP,
-            memory_bytes=141 * GB,
-            memory_bandwidth=4800 * GB,
-            scale_up_bandwidth=450 * GB,
-            power_watts=700.0,
-            source=(
-                "NVIDIA H200 Tensor Core GPU datasheet: BF16 Tensor Core 1,979 TFLOPS with "
-                "sparsity (989.4 dense, the H100's compute), 141GB HBM3e at 4.8 TB/s, "
-                "NVLink 900 GB/s (bidirectional), max TDP up to 700 W."
-            ),
-        ),
-        Accelerator(
-            id="b200",
-            name="NVIDIA B200 (HGX, 1,000 W)",
-            peak_bf16_flops=2250 * TFLOP,
-            memory_bytes=180 * GB,
-            memory_bandwidth=8000 * GB,
-            scale_up_bandwidth=900 * GB,
-            power_watts=1000.0,
-            source=(
-                "NVIDIA HGX B200 datasheet: FP16/BF16 Tensor Core 36 PFLOPS with sparsity "
-                "for 8 GPUs, i.e. 2.25 PFLOP/s dense per GPU; 1.44 TB HBM3e per 8 GPUs "
-                "(180 GB each) at 8 TB/s; NVLink 5 1.8 TB/s (bidirectional); 1,000 W."
-            ),
-        ),
-        Accelerator(
-            id="mi300x",
-            name="AMD Instinct MI300X",
-            peak_bf16_flops=1307.4 * TFLOP,
-            memory_bytes=192 * GB,
-            memory_bandwidth=5300 * GB,
-            scale_up_bandwidth=448 * GB,
-            power_watts=750.0,
-            source=(
-                "AMD Instinct MI300X data sheet: peak BF16 1,307.4 TFLOPS dense (2,614.9 "
-                "with sparsity), 192 GB HBM3 at 5.3 TB/s, 7 Infinity Fabric links of "
-                "128 GB/s bidirectional (896 GB/s, i.e. 448 GB/s each way), 750 W TBP."
-            ),
-        ),
-        Accelerator(
-            id="tpu_v5p",
-            name="Google TPU v5p",
-            peak_bf16_flops=459 * TFLOP,
-            memory_bytes=95 * GB,
-            memory_bandwidth=2765 * GB,
-            scale_up_bandwidth=600 * GB,
-            power_watts=None,
-            source=(
-                "Google Cloud TPU v5p documentation, key specifications: peak compute "
-                "459 TFLOPS (bf16) per chip, 95 GB HBM2e at 2,765 GB/s, inter-chip "
-                "interconnect 1,200 GB/s bidirectional per chip. Google publishes no "
-                "per-chip power figure."
-            ),
-            memory_note="Google's docs list 95 GiB usable of 96 GiB physical per chip.",
-        ),
-    )
-}
+__all__ = ["ACCELERATORS", "DEFAULT_ACCELERATOR", "LINKS", "PRECISIONS", "Accelerator",
+           "Link", "Precision", "default_nic", "get"]
 
 DEFAULT_ACCELERATOR = "h100_sxm"
 
@@ -147,8 +30,13 @@ def get(accelerator_id: str) -> Accelerator:
 
 
 #: Default scale-out port per GPU when none is given: DGX A100 has one HDR 200 Gb/s
-#: port per GPU, DGX H100/H200/B200 one NDR 400 Gb/s (NVIDIA DGX user guides).
-DEFAULT_NIC = {"a100_40gb_sxm": "ib_hdr", "a100_80gb_sxm": "ib_hdr"}
+#: port per GPU, DGX H100/H200/B200 and GB200 NVL72 one ConnectX-7 at 400 Gb/s (NVIDIA
+#: DGX user guides; GB200 NVL72 datasheet), Blackwell Ultra one ConnectX-8 at 800 Gb/s
+#: (72 per GB300 NVL72 rack, 8 per HGX B300: NVIDIA GB300 NVL72 and HGX B300 datasheets).
+#: AMD platforms: one 400 Gb/s NIC per GPU (the catalogue's assumption, as on MI300X
+#: systems in MLPerf submissions).
+DEFAULT_NIC = {"a100_40gb_sxm": "ib_hdr", "a100_80gb_sxm": "ib_hdr",
+               "b300": "connectx8_800g", "gb300": "connectx8_800g"}
 
 
 def default_nic(accelerator_id: str) -> Link:
@@ -188,6 +76,20 @@ LINKS: dict[str, Link] = {
             "InfiniBand Trade Association roadmap: XDR 4x = 800 Gb/s per port, per direction.",
         ),
         Link(
+            "connectx7_400g",
+            "NVIDIA ConnectX-7, 400 Gb/s",
+            400e9 / 8,
+            "NVIDIA ConnectX-7: InfiniBand NDR 400 Gb/s or 400GbE per port, per direction "
+            "(upstream Linux driver release notes list NDR for ConnectX-7).",
+        ),
+        Link(
+            "connectx8_800g",
+            "NVIDIA ConnectX-8 SuperNIC, 800 Gb/s",
+            800e9 / 8,
+            "NVIDIA ConnectX-8 SuperNIC firmware release notes v40.44.0208, Link Speed: "
+            "800Gb/s or XDR IB or 2 x 400GbE (800GbE is not supported on a single port).",
+        ),
+        Link(
             "roce_400g",
             "400 GbE RoCEv2",
             400e9 / 8,
@@ -213,9 +115,10 @@ LINKS: dict[str, Link] = {
         ),
         Link(
             "nvlink5",
-            "NVLink 5 (B200), per GPU",
+            "NVLink 5 (B200, B300; GB200/GB300 NVL72), per GPU",
             900e9,
-            "NVIDIA HGX B200 datasheet: 1.8 TB/s NVLink per GPU, bidirectional.",
+            "NVIDIA HGX B200 datasheet: 1.8 TB/s NVLink per GPU, bidirectional; the NVL72 "
+            "racks give every one of 72 GPUs the same (130 TB/s in all).",
         ),
     )
 }

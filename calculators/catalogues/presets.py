@@ -11,7 +11,9 @@ publish (Llama 3 8B's batch) are left out: apply a preset over the defaults, not
 another preset, if those must not carry over.
 
 Which calculators list a preset (``presets_for``): those it fills at least two inputs
-of, or at least one if the calculator has at most ``FEW_INPUTS`` inputs. One shared
+of, or at least one if the calculator has at most ``FEW_INPUTS`` inputs. Mixture-of-experts
+presets go only to calculators that describe experts (``MOE_MARKER``), and dense model
+presets only to the others. One shared
 name alone (a ``gpu`` choice in a 14-input calculator) is not worth a menu entry; in a
 small calculator it is most of the form.
 
@@ -34,9 +36,10 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from calculators.catalogues import embedding_tables as tables
-from calculators.catalogues import hardware
+from calculators.catalogues import hardware, moe_models
 from calculators.core.spec import ValidationError
 from calculators.formulas import embeddings
+from calculators.formulas.moe import LatentAttention
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -44,13 +47,17 @@ if TYPE_CHECKING:
     from calculators.core.spec import Calculator
 
 PresetValue = float | int | str | bool
-KINDS: tuple[str, ...] = ("model", "cluster", "sparse_model")
+KINDS: tuple[str, ...] = ("model", "cluster", "sparse_model", "moe_model")
 
 #: A calculator with at most this many inputs lists presets that fill one of them.
 FEW_INPUTS = 8
 #: Optional inputs that a calculator derives from others: left blank when the preset
 #: fills every input they are derived from (see the module docstring).
 DERIVED_FROM: dict[str, tuple[str, ...]] = {"params": ("layers", "hidden", "heads", "vocab")}
+#: The input that marks a calculator as describing a mixture of experts. MoE presets are
+#: offered only there, and dense model presets are not (they leave the experts unset, so
+#: the previous model's experts would stay behind).
+MOE_MARKER = "routed_experts"
 #: calculator id -> {input name: the preset key that feeds it}, where the same input name
 #: means something else in that calculator (see the module docstring).
 INPUT_SOURCES: dict[str, dict[str, str]] = {
@@ -90,6 +97,42 @@ def _llama(*, layers: int, hidden: int, heads: int, kv_heads: int, ffn: int, voc
     return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads,
             "head_dim": hidden // heads, "ffn_hidden": ffn, "vocab": vocab,
             "seq_len": seq_len, **_LLAMA}
+
+
+# --- mixture-of-experts models --------------------------------------------------------
+
+
+def moe_values(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
+    """Every MoE architecture input (calculators.inputs.moe) from a released configuration
+    in ``catalogues.moe_models``; the other attention kind's inputs are cleared ("") so
+    that nothing of the previous model stays behind."""
+    m, a = entry.architecture, entry.architecture.attention
+    values: dict[str, PresetValue] = {
+        "layers": m.layers, "hidden": m.hidden, "vocab": m.vocab, "heads": a.heads,
+        "routed_experts": m.routed_experts, "experts_per_token": m.experts_per_token,
+        "expert_ffn": m.expert_ffn, "shared_experts": m.shared_experts,
+        "shared_expert_ffn": "" if m.shared_expert_ffn is None else m.shared_expert_ffn,
+        "dense_layers": m.dense_layers, "ffn_hidden": m.dense_ffn, "gated_mlp": m.gated_mlp,
+        "tied_embeddings": m.tied_embeddings, "router_bias": m.router_bias,
+        "mtp_modules": m.mtp_modules}
+    if isinstance(a, LatentAttention):
+        return {**values, "attention": "mla", "kv_heads": "", "head_dim": "", "qk_norm": False,
+                "q_lora_rank": a.q_lora_rank or "", "kv_lora_rank": a.kv_lora_rank,
+                "qk_nope_head_dim": a.qk_nope_head_dim, "qk_rope_head_dim": a.qk_rope_head_dim,
+                "v_head_dim": a.v_head_dim}
+    return {**values, "attention": "gqa", "kv_heads": a.kv_heads, "head_dim": a.head_dim,
+            "qk_norm": a.qk_norm, "q_lora_rank": "", "kv_lora_rank": "",
+            "qk_nope_head_dim": "", "qk_rope_head_dim": "", "v_head_dim": ""}
+
+
+def _moe_source(entry: moe_models.MoeModel) -> str:
+    return "; ".join(entry.sources) + "."
+
+
+#: The expert-parallel size a preset gives where no training layout is published (it must
+#: divide the model's experts, so it cannot be left to the previous model's).
+_ONE_NODE_EP = (" Expert parallelism over one 8-GPU node: an assumption, no training "
+                "layout is published.")
 
 
 # --- sparse (recommendation) models --------------------------------------------------
@@ -200,6 +243,17 @@ PRESETS: tuple[Preset, ...] = (
         "128 heads, 8 KV heads, vocabulary 128,256); Secs. 1 and 3.2.1 (405B parameters, "
         "15.6T tokens, 3.8e25 FLOP); Sec. 3.4.1 and Table 4 (final batch 16M tokens = "
         "2,048 x 8,192)."),
+    Preset("mixtral_8x7b", "Mixtral 8x7B (MoE)", "moe_model",
+           {**moe_values(moe_models.MIXTRAL_8X7B), "ep": 8},
+           _moe_source(moe_models.MIXTRAL_8X7B) + _ONE_NODE_EP),
+    Preset("deepseek_v3", "DeepSeek-V3 (MoE)", "moe_model", {
+        **moe_values(moe_models.DEEPSEEK_V3), "ep": 64, "seq_len": 4096, "global_batch": 15360},
+        _moe_source(moe_models.DEEPSEEK_V3) + " Expert parallelism over 64 GPUs (report, "
+        "Sec. 3.2); pre-training sequences of 4K tokens and a batch of 15,360 sequences "
+        "after the ramp-up (Sec. 4.2)."),
+    Preset("qwen3_235b_a22b", "Qwen3-235B-A22B (MoE)", "moe_model",
+           {**moe_values(moe_models.QWEN3_235B_A22B), "ep": 8},
+           _moe_source(moe_models.QWEN3_235B_A22B) + _ONE_NODE_EP),
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {
         "model_kind": "sparse", "tables": _KAGGLE.id, "num_tables": len(_KAGGLE.rows),
         "embedding_dim": _KAGGLE.dim,
@@ -286,7 +340,15 @@ def applied_names(calc: Calculator, preset: Preset) -> tuple[str, ...]:
 def presets_for(calc: Calculator) -> tuple[Preset, ...]:
     """The presets worth offering in ``calc``: see the module docstring for the rule."""
     needed = 1 if len(calc.params) <= FEW_INPUTS else 2
-    return tuple(p for p in PRESETS if len(applied_names(calc, p)) >= needed)
+    moe = any(param.name == MOE_MARKER for param in calc.params)
+
+    def same_kind_of_model(preset: Preset) -> bool:
+        if preset.kind == "moe_model":
+            return moe
+        return preset.kind != "model" or not moe
+
+    return tuple(p for p in PRESETS
+                 if same_kind_of_model(p) and len(applied_names(calc, p)) >= needed)
 
 
 def preset_texts(calc: Calculator, preset: Preset) -> dict[str, str]:

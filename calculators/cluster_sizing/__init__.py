@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
 from calculators.cluster_sizing.sparse import size_sparse
-from calculators.core.spec import Calculator, Choice, Output, Param
+from calculators.core.spec import Calculator, Choice, Output, Param, When
 from calculators.inputs import data, training
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.embeddings import gpu_params, table_params
@@ -53,15 +53,20 @@ _DECLARED: tuple[Param, ...] = (
           maximum=3650,
           help="Wall-clock days the training run may take. Default 34: Narayanan et al. "
                "2021's estimate for GPT-3 on 1,024 A100s (Sec. 5.1)."),
-    replace(training.UTILIZATION_PARAM, default=0.4487,
-            help="Achieved fraction of peak over the whole run, an assumption. Default "
-                 "44.87%: Megatron's 140 TFLOP/s per A100 for GPT-3, counted with 8ND "
-                 "(Narayanan et al. 2021, Sec. 5.1); with 6ND use an MFU, e.g. 38-43% "
-                 "for Llama 3 405B on H100s (Dubey et al. 2024, Table 4)."),
-    replace(training.FLOPS_PER_PARAM_TOKEN_PARAM, default=8.0,
-            help="8 with full activation recomputation, as Megatron counts for GPT-3 "
-                 "(Narayanan et al. 2021, Sec. 5.1); 6 when the utilisation is an MFU "
-                 "(Kaplan et al. 2020, Sec. 2.1)."),
+    replace(training.UTILIZATION_PARAM, default=0.3365,
+            help="Achieved fraction of peak over the whole run (MFU), an assumption. "
+                 "Default 33.65%: Megatron's 140 TFLOP/s per A100 for GPT-3, which "
+                 "Narayanan et al. 2021 count as 8ND with full recomputation (Eq. 4, "
+                 "Sec. 5.1), is 140 x 6/8 = 105 TFLOP/s of model FLOPs (6ND), 33.65% of "
+                 "312. Llama 3 405B reached 38-43% on H100s (Dubey et al. 2024, Table 4). "
+                 "The run can be no faster than the planner's step model allows for its "
+                 "layout: wall-clock time is the longer of the two."),
+    replace(training.FLOPS_PER_PARAM_TOKEN_PARAM, default=6.0,
+            help="6 when the utilisation is an MFU (Kaplan et al. 2020, Sec. 2.1), "
+                 "whatever the layout recomputes; 8 counts the extra forward pass of full "
+                 "recomputation, with a hardware-FLOPs utilisation, as Narayanan et al. "
+                 "2021 do (Eq. 4). With 8, the page warns when the planner's layout does "
+                 "not recompute fully."),
     # --- dense: the model and its data
     *ARCHITECTURE_PARAMS,
     Param("params", "Parameters N (override)", "float", None, unit="param", minimum=1,
@@ -98,6 +103,11 @@ _DECLARED: tuple[Param, ...] = (
     _TABLES["num_tables"],
     _TABLES["rows_per_table"],
     _TABLES["embedding_dim"],
+    replace(SPARSE_STEP_PARAMS["num_sparse_features"], default=None, optional=True,
+            placeholder="one per table",
+            help=SPARSE_STEP_PARAMS["num_sparse_features"].help.replace(
+                " 100 is an assumption.", "") + " Blank: one per table, as in DLRM "
+                "(Naumov et al. 2019) and its Criteo configurations. Sparse models only."),
     _renamed(_TABLES["dtype"], "embedding_dtype", "Embedding weight precision"),
     _renamed(_TABLES["optimizer"], "embedding_optimizer", "Embedding optimizer"),
     _sparse_param("pooling_factor"),
@@ -133,6 +143,7 @@ _DECLARED: tuple[Param, ...] = (
     training.GPU_POWER_WATTS_PARAM,
     training.PUE_PARAM,
     training.CARBON_INTENSITY_PARAM,
+    training.GOODPUT_PARAM,
 )
 
 #: The form's order: the question first (kind, deadline, machines, MFU), then the dense
@@ -140,15 +151,20 @@ _DECLARED: tuple[Param, ...] = (
 #: example sets it. Labels say which kind of model an input is for.
 _DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
 _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
-           "rows_per_table", "embedding_dim", "dense_on_ps")
-_FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization",
+           "rows_per_table", "embedding_dim", "num_sparse_features", "pooling_factor",
+           "dense_on_ps")
+_FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization", "goodput",
           "flops_per_param_token", *_DENSE, *_SPARSE)
 _BY_NAME = {p.name: p for p in _DECLARED}
 
 
 def _labelled(param: Param) -> Param:
     kind = " (dense)" if param.name in _DENSE else " (sparse)" if param.name in _SPARSE else ""
-    return replace(param, label=param.label + kind, advanced=param.name not in _FIRST)
+    # The page shows an input only for the kind of model it applies to (values kept).
+    when = (When("model_kind", ("dense",)) if param.name in _DENSE else
+            When("model_kind", ("sparse",)) if param.name in _SPARSE else param.when)
+    return replace(param, label=param.label + kind, advanced=param.name not in _FIRST,
+                   when=when)
 
 
 PARAMS: tuple[Param, ...] = tuple(_labelled(p) for p in (
@@ -159,11 +175,16 @@ PARAMS: tuple[Param, ...] = tuple(_labelled(p) for p in (
 OUTPUTS: tuple[Output, ...] = (
     Output("num_gpus", "GPUs", "GPU", "count"),
     Output("num_nodes", "Nodes", "", "count"),
-    Output("gpus_for_deadline", "GPUs the deadline needs (before rounding)", "GPU", "count"),
+    Output("gpus_for_deadline", "GPUs the deadline needs (before whole nodes)", "GPU", "count",
+           help="Compute / (peak x MFU) / deadline, shown like every count to three "
+                "significant figures; the table's row shows the same figure."),
     Output("training_mode", "Training mode", "", "text"),
     Output("total_flops", "Training compute C", "FLOP", "sci"),
     Output("gpu_hours", "GPU-hours", "GPU-h", "count"),
-    Output("wall_clock_days", "Wall-clock time", "days", "fixed"),
+    Output("wall_clock_days", "Wall-clock time", "days", "fixed",
+           help="Dense: the longer of the compute at the assumed MFU and the planner's "
+                "step estimate for the chosen layout; GPU-hours, cost and energy follow "
+                "it. Sparse: the longer of compute and communication per step."),
     Output("step_time", "Step time at the assumed MFU", "s", "si"),
     Output("tp", "Tensor parallel", "", "count"),
     Output("pp", "Pipeline parallel", "", "count"),
@@ -191,6 +212,15 @@ OUTPUTS: tuple[Output, ...] = (
     Output("read_bandwidth_per_gpu", "Read bandwidth per GPU", "B/s"),
     Output("dataset_bytes", "Training data read", "B"),
     Output("checkpoint_bytes", "Checkpoint (model + optimizer states)", "B"),
+    Output("goodput", "Goodput (share of wall-clock that trains)", "1", "percent",
+           help="Given, or estimated by the goodput model; days, GPU-hours and cost "
+                "include it."),
+    Output("checkpoint_interval", "Checkpoint interval", "s", "duration",
+           help="Daly 2006's optimum for the synchronous write below, at the job's "
+                "interruption rate (Llama 3's per GPU)."),
+    Output("checkpoint_write_time", "Checkpoint write time", "s", "duration",
+           help="Checkpoint / min(nodes x 25 GB/s, 2 TB/s): assumed storage (goodput "
+                "calculator)."),
     Output("cost_usd", "Cost", "USD", "usd"),
     Output("energy_kwh", "Energy", "kWh", "count"),
     Output("co2_tonnes", "Emissions", "tCO2e", "count"),
@@ -204,7 +234,8 @@ def size_cluster(inputs: Inputs) -> Computed:
         size_dense(inputs, machine, report)
         report.notes.append(
             "Assumed: the MFU is end to end; the planner's own step model (60% of peak "
-            "in compute, links at 80% of line rate) is a cross-check, not the estimate.")
+            "in compute, links at 80% of line rate) bounds it: the wall-clock time is "
+            "the longer of the two estimates.")
     else:
         size_sparse(inputs, machine, report)
         report.notes.append(
@@ -215,6 +246,7 @@ def size_cluster(inputs: Inputs) -> Computed:
 
 CLUSTER_SIZING = Calculator(
     id="cluster_sizing",
+    headline=("num_gpus", "num_nodes", "wall_clock_days", "cost_usd"),
     title="Sizing a training cluster",
     summary="From a model, a dataset and a deadline to GPUs, layout, memory headroom, "
             "network per GPU, storage bandwidth, energy, cost and carbon.",

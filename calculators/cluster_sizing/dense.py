@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import math
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.cluster_sizing.failures import Failures
 from calculators.cluster_sizing.machine import SECONDS_PER_DAY, empty_layout, fmt, money, storage
 from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
 from calculators.formulas.architecture import total_params
@@ -13,6 +15,7 @@ from calculators.formulas.flops import (
     megatron_model_flops_per_token,
     training_flops,
 )
+from calculators.formulas.goodput_model import checkpoint_bytes_per_param
 from calculators.formulas.memory import state_bytes
 from calculators.formulas.planner import Layout  # noqa: TC001 - annotates a nested function
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture
@@ -21,10 +24,6 @@ if TYPE_CHECKING:
     from calculators.cluster_sizing.machine import Machine, Report
     from calculators.cluster_sizing.steps import Plan
     from calculators.core.spec import Inputs
-
-#: Below this share of GPU memory left free, warn: the planner leaves out the logits,
-#: communication buffers and allocator slack (dense.md, "Planning a layout").
-MIN_HEADROOM = 0.05
 
 
 def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
@@ -36,6 +35,9 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     total = training_flops(params, tokens, machine.k)
     exact = machine.gpus_for(total)
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
+    checkpoint = params * checkpoint_bytes_per_param(per_param)
+    failures = Failures(inputs, machine, checkpoint)
+    exact = failures.deadline_gpus(exact)  # the deadline is wall-clock: / goodput
     floor = math.ceil(counted * per_param.total / machine.capacity)
     plan_raw = {p.name: inputs[p.name] for p in ARCHITECTURE_PARAMS}
     plan_raw.update({name: inputs[name] for name in (
@@ -45,21 +47,24 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     steps = tokens / batch_tokens
 
     def in_time(lay: Layout) -> bool:  # the planner's own estimate meets the deadline
-        return steps * lay.step_s <= machine.deadline_s
+        gpus = lay.dims.gpus
+        return steps * lay.step_s / failures.at(gpus).value <= machine.deadline_s
 
     scan = scan_for_layout(plan_raw, max(math.ceil(exact), floor), machine.per_node,
                            "nic_bandwidth", in_time)
     n = scan.num_gpus
-    hours = gpu_seconds(total, machine.gpu.peak_bf16_flops, machine.mfu) / 3600.0
-    days = hours / n / 24.0
-    step = gpu_seconds(training_flops(params, batch_tokens, machine.k),
-                       machine.gpu.peak_bf16_flops, machine.mfu) / n
+    plan = scan.plan
+    lay = plan.best if plan is not None else None
+    run = RunTime.of(machine, n, lay, total=total, step_flops=training_flops(
+        params, batch_tokens, machine.k), steps=steps)
+    goodput = failures.at(n).value  # the share of wall-clock that trains
+    wall_days, wall_hours = run.days / goodput, run.hours / goodput
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
-        training_mode="collective (TP x PP x DP)", total_flops=total, gpu_hours=hours,
-        wall_clock_days=days, step_time=step, embedding_bytes=None, gpus_for_tables=None,
+        training_mode="collective (TP x PP x DP)", total_flops=total, gpu_hours=wall_hours,
+        wall_clock_days=wall_days, step_time=run.step_s, embedding_bytes=None, gpus_for_tables=None,
         ps_hosts=None, comm_time_per_step=None,
-        checkpoint_bytes=params * per_param.total)
+        checkpoint_bytes=checkpoint)
     if inputs["params"] is not None and abs(params / counted - 1) > 0.05:
         report.notes.append(f"N = {fmt(params, '', 'count')} differs from the architecture's "
                             f"{fmt(counted, '', 'count')}; the planner lays out the architecture.")
@@ -67,9 +72,9 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
                f"{machine.k:g} x N x D with N = {fmt(params, '', 'count')}, D = "
                f"{fmt(tokens, 'tokens', 'count')} "
                "(training_compute)")
-    report.row("GPUs for the deadline", f"{exact:,.1f}",
-               f"{fmt(hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of {machine.gpu.name}'s "
-               f"{fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
+    report.row("GPUs for the deadline", fmt(exact, "", "count"),
+               f"{fmt(run.compute_hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of "
+               f"{machine.gpu.name}'s {fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
                f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states per parameter spread over every GPU "
@@ -85,8 +90,6 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     if floor > math.ceil(exact):
         report.notes.append(f"Memory, not the deadline, sets the GPU count: {floor:,} GPUs "
                             f"to hold the model states, {math.ceil(exact):,} for the compute.")
-    plan = scan.plan
-    lay = plan.best if plan is not None else None
     if plan is None or lay is None:
         empty_layout(report)
         report.values.update(dict.fromkeys((
@@ -99,20 +102,87 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
             f"{inputs.whole('global_batch'):,} sequences or the memory per GPU rules them "
             "out. Try a larger batch, recomputation-friendly shapes or a larger GPU.")
     else:
-        _layout(report, machine, plan, lay, step=step, steps=steps,
-                batch_tokens=batch_tokens)
+        planner_mfu = _layout(report, machine, plan, lay, step=run.step_s, steps=steps,
+                              batch_tokens=batch_tokens)
+        _wall_clock(report, machine, lay, run, planner_mfu)
     per_token = inputs.opt("bytes_per_token") or (2.0 if arch.vocab <= 65_536 else 4.0)
-    storage(report, machine, n, rate=tokens / (days * SECONDS_PER_DAY), item_bytes=per_token,
+    storage(report, machine, n, rate=tokens / (run.days * SECONDS_PER_DAY), item_bytes=per_token,
             items=tokens, what="tokens")
-    report.row("Checkpoint", fmt(params * per_param.total, "B"),
-               f"{per_param.total:g} B per parameter of weights and optimizer states")
-    money(report, inputs, machine, hours)
+    report.row("Checkpoint", fmt(checkpoint, "B"),
+               f"{checkpoint_bytes_per_param(per_param):g} B per parameter of weights and "
+               "optimizer states (gradients are not saved)")
+    failures.report(report, n, ideal_days=run.days)
+    money(report, inputs, machine, wall_hours)
+
+
+@dataclass(frozen=True)
+class RunTime:
+    """How long the run takes on ``n`` GPUs. It is no faster than either estimate: the
+    compute at the assumed MFU (which is meant to cover what the planner leaves out) or
+    the planner's step time for the chosen layout (which the assumed MFU cannot beat).
+    GPU-hours are the GPUs held for that time."""
+
+    gpus: int
+    compute_hours: float
+    planner_days: float
+    step_s: float  # one step at the assumed MFU
+
+    @classmethod
+    def of(cls, machine: Machine, n: int, lay: Layout | None, *, total: float,
+           step_flops: float, steps: float) -> RunTime:
+        peak = machine.gpu.peak_bf16_flops
+        hours = gpu_seconds(total, peak, machine.mfu) / 3600.0
+        planner = steps * lay.step_s / SECONDS_PER_DAY if lay is not None else 0.0
+        return cls(n, hours, planner, gpu_seconds(step_flops, peak, machine.mfu) / n)
+
+    @property
+    def compute_days(self) -> float:
+        return self.compute_hours / self.gpus / 24.0
+
+    @property
+    def days(self) -> float:
+        return max(self.compute_days, self.planner_days)
+
+    @property
+    def hours(self) -> float:
+        if self.planner_days <= self.compute_days:
+            return self.compute_hours
+        return self.gpus * self.planner_days * 24.0
+
+
+def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
+                planner_mfu: float) -> None:
+    """The headline time, the longer of the two estimates, and why."""
+    compute_days, planner_days = run.compute_days, run.planner_days
+    counted = (f"{planner_mfu:.1%} MFU in Megatron's count of model FLOPs, against the "
+               f"assumed {machine.mfu:.1%} of {machine.k:g}ND")
+    if planner_days > compute_days:
+        name, waited = max(((part, t) for part, t in lay.parts() if part != "compute"),
+                           key=lambda part: part[1])
+        report.row("Wall-clock time", f"{fmt(planner_days, 'days', 'fixed')}: the planner's "
+                   "estimate",
+                   f"this layout cannot reach the assumed MFU: the planner's step model "
+                   f"takes {fmt(planner_days, 'days', 'fixed')} against "
+                   f"{fmt(compute_days, 'days', 'fixed')} ({counted}); "
+                   f"its largest cost besides compute is {name}, {fmt(waited, 's')} of a "
+                   f"{fmt(lay.step_s, 's')} step. GPU-hours, cost and energy follow this time.")
+    else:
+        report.row("Wall-clock time", f"{fmt(compute_days, 'days', 'fixed')}: at the "
+                   "assumed MFU",
+                   f"the planner's step model for this layout is faster, "
+                   f"{fmt(planner_days, 'days', 'fixed')} ({counted}); the assumed MFU "
+                   "also covers what it leaves out")
+    if machine.k >= 8 and lay.recompute != "full":
+        report.warnings.append(
+            f"The compute counts {machine.k:g} FLOP per parameter per token, full "
+            f"recomputation's count, but the planner's layout recomputes "
+            f"{lay.recompute}: count 6 with an MFU, so that both describe the same run.")
 
 
 def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: float,
-            steps: float, batch_tokens: int) -> None:
+            steps: float, batch_tokens: int) -> float:
     """The winning layout: memory headroom, traffic in and across nodes, and the
-    planner's own estimate of the time as a cross-check."""
+    planner's own estimate of the time; returns the MFU that estimate reaches."""
     n = plan.num_gpus
     headroom = machine.capacity - lay.memory_bytes
     planner_days = steps * lay.step_s / SECONDS_PER_DAY
@@ -129,13 +199,16 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
         intra_node_bandwidth_needed=traffic.intra_bytes / step,
         inter_node_bandwidth_needed=traffic.inter_bytes / step,
         inter_node_bandwidth_available=machine.nic_per_gpu)
-    report.row("Layout", f"TP {lay.tp} x PP {lay.pp} x DP {lay.dp}, micro-batch "
+    report.row("Layout", f"TP {lay.tp} x CP {lay.cp} x PP {lay.pp} x DP {lay.dp}, micro-batch "
                f"{lay.micro_batch}, recompute {lay.recompute}, ZeRO {lay.zero_stage}",
                f"parallel_plan's fastest layout that fits, of {len(plan.layouts):,} "
                f"evaluated at {n:,} GPUs")
     report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of "
                f"{fmt(machine.capacity, 'B')} ({fmt(headroom, 'B')} free)",
-               "weights, gradients, optimizer states and activations (model_memory)")
+               "model states, activations, the output layer's logits and working buffers "
+               f"(model_memory); a layout must leave "
+               f"{1 - plan.cluster.memory_bytes / machine.capacity:.0%} of the GPU free "
+               "for the CUDA context, communication buffers and fragmentation")
     report.row("Step time at the assumed MFU", fmt(step, "s"),
                f"{batch_tokens:,} tokens per step; the traffic below must move in this "
                "time to stay hidden behind compute")
@@ -151,9 +224,6 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
                f"{fmt(machine.nic_per_gpu, 'B/s')} per GPU")
     report.row("Planner's estimate", f"{planner_days:,.1f} days at {planner_mfu:.1%} MFU",
                f"its step model: {lay.step_s:.3g} s per step x {steps:,.0f} steps")
-    if headroom < MIN_HEADROOM * machine.capacity:
-        report.warnings.append(f"Only {fmt(headroom, 'B')} per GPU left: the planner "
-                               "leaves out the logits, buffers and allocator slack.")
     if traffic.inter_bytes / step > machine.nic_per_gpu:
         report.warnings.append(
             f"The layout needs {fmt(traffic.inter_bytes / step, 'B/s')} of network per "
@@ -166,3 +236,4 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
             "deadline. Data parallelism cannot exceed the global batch; beyond it, GPUs "
             "go into pipeline stages with few micro-batches and large bubbles. A larger "
             "global batch, a longer deadline or a faster GPU is needed.")
+    return planner_mfu

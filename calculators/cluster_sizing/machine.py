@@ -12,6 +12,7 @@ from calculators.core import units
 from calculators.core.spec import Computed, Table, ValidationError
 from calculators.formulas.data_loading import read_bandwidth
 from calculators.formulas.flops import co2_tonnes, energy_kwh, gpu_seconds
+from calculators.inputs.memory import gpu_capacity
 
 if TYPE_CHECKING:
     from calculators.catalogues.hardware import Accelerator
@@ -48,7 +49,7 @@ class Machine:
         nics = per_node if inputs["nics_per_node"] is None else inputs.whole("nics_per_node")
         nic = inputs.opt("nic_bandwidth") or hardware.default_nic(gpu.id).bandwidth
         return cls(gpu, per_node, nics * nic / per_node,
-                   inputs.opt("gpu_memory") or gpu.memory_bytes,
+                   gpu_capacity(inputs, gpu),
                    inputs.opt("gpu_power_watts") or gpu.power_watts,
                    inputs.num("utilization"), inputs.num("flops_per_param_token"),
                    inputs.num("deadline_days") * SECONDS_PER_DAY)

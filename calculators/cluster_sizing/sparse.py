@@ -2,17 +2,27 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from calculators.cluster_sizing.machine import SECONDS_PER_DAY, empty_layout, fmt, money, storage
+from calculators.cluster_sizing.failures import Failures
+from calculators.cluster_sizing.machine import (
+    SECONDS_PER_DAY,
+    Report,
+    empty_layout,
+    fmt,
+    money,
+    storage,
+)
 from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
 from calculators.formulas.flops import gpu_seconds, training_flops
+from calculators.formulas.goodput_model import checkpoint_bytes_per_param
 from calculators.formulas.memory import state_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from calculators.cluster_sizing.machine import Machine, Report
+    from calculators.cluster_sizing.machine import Machine
     from calculators.cluster_sizing.steps import SparseSide
     from calculators.core.spec import Inputs
 
@@ -73,6 +83,27 @@ def _sparse_workers(inputs: Inputs, machine: Machine, start: int, budget: float,
 
 
 def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
+    """With a goodput below 1 only that share of the deadline trains, so the sizing is
+    for deadline x goodput. A given goodput is known at once; an estimate depends on the
+    count and the PS hosts (they fail and write their tables too), so a first pass at
+    the full deadline finds them, and the sizing is redone for its goodput."""
+    goodput = inputs.opt("goodput")
+    if goodput is None:
+        probe = Report()
+        _size_sparse(inputs, machine, probe)
+        goodput = float(probe.values["goodput"] or 1.0)
+    deadline_s = machine.deadline_s
+    _size_sparse(inputs, replace(machine, deadline_s=deadline_s * goodput), report)
+    days, used = report.values["wall_clock_days"], report.values["goodput"]
+    if (isinstance(days, float) and isinstance(used, float) and used < 1.0
+            and days * SECONDS_PER_DAY > deadline_s * (1 + 1e-9)):
+        report.warnings.append(
+            f"With a goodput of {used:.1%} the run takes {days:,.1f} days, past the "
+            "deadline: the goodput at the count chosen is below the one the sizing allowed "
+            "for, or communication does not fit the step budget.")
+
+
+def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
     """Compute gives a first count; the tables, the PS-or-collective choice and the
     step budget the deadline leaves decide the final one."""
     dense_params = inputs.num("dense_params")
@@ -101,12 +132,16 @@ def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
         sent = (training.alltoall.bytes_sent_per_rank
                 + training.allreduce.bytes_sent_per_rank)
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
-    checkpoint = emb.total_bytes + dense_params * per_param.total
+    checkpoint = emb.total_bytes + dense_params * checkpoint_bytes_per_param(per_param)
+    # Goodput at the count chosen: the PS hosts fail too, and write their tables.
+    failures = Failures(inputs, machine, checkpoint,
+                        extra_hosts=side.servers if side.mode == "ps" else 0)
+    goodput = failures.at(n).value
     empty_layout(report)
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
-        training_mode=side.mode, total_flops=total, gpu_hours=hours,
-        wall_clock_days=wall_s / SECONDS_PER_DAY, step_time=compute_step,
+        training_mode=side.mode, total_flops=total, gpu_hours=hours / goodput,
+        wall_clock_days=wall_s / goodput / SECONDS_PER_DAY, step_time=compute_step,
         intra_node_bytes_per_step=None, inter_node_bytes_per_step=sent,
         intra_node_bandwidth_needed=None, inter_node_bandwidth_needed=sent / budget,
         inter_node_bandwidth_available=machine.nic_per_gpu,
@@ -117,7 +152,7 @@ def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                f"{machine.k:g} x {fmt(dense_params, 'dense parameters', 'count')} x "
                f"{fmt(samples, 'samples', 'count')}: embedding lookups are gathers, not "
                "FLOPs (training_compute)")
-    report.row("GPUs for the compute", f"{exact:,.2f} -> {start:,}",
+    report.row("GPUs for the compute", f"{fmt(exact, '', 'count')} -> {start:,}",
                f"at {machine.mfu:.1%} of {fmt(peak, 'FLOP/s')} by the deadline, rounded up "
                "to whole nodes")
     report.row("Embedding tables", fmt(emb.total_bytes, "B"),
@@ -147,11 +182,17 @@ def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
             f"and the run {wall_s / SECONDS_PER_DAY:,.1f} days. Fewer bytes on the wire "
             "(fp16, de-duplication), more PS servers or a larger batch would help.")
     if side.mode == "ps":
+        alt = sparse_side(inputs, workers=emb.min_gpus, nic_per_gpu=machine.nic_per_gpu,
+                          scale_up=machine.gpu.scale_up_bandwidth, step_budget=budget,
+                          servers=side.servers).training
         report.notes.append(f"A collective design would instead need "
-                            f"{emb.min_gpus:,} GPUs to hold the tables in GPU "
-                            "memory.")
+                            f"{emb.min_gpus:,} GPUs to hold the tables in GPU memory; "
+                            f"on those, its communication would take "
+                            f"{fmt(alt.collective_time_s, 's')} per step "
+                            f"(sparse_training).")
     storage(report, machine, n, rate=samples / wall_s, item_bytes=inputs.num(
         "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
     report.row("Checkpoint", fmt(checkpoint, "B"),
                "embedding tables with their optimizer state, plus the dense part")
-    money(report, inputs, machine, hours)
+    failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY)
+    money(report, inputs, machine, hours / goodput)

@@ -20,7 +20,7 @@ from calculators.core.spec import ValidationError, validate
 from calculators.formulas import collectives as comm
 from calculators.formulas.embeddings import table_memory
 from calculators.formulas.memory import state_bytes
-from calculators.formulas.planner import divisors, search
+from calculators.formulas.planner import gpu_counts, search
 from calculators.formulas.sharding import COMM_BYTES, Network
 from calculators.formulas.sparse_step import MAX_TABLE_BYTES, Job, compare_step
 from calculators.inputs.architecture import architecture
@@ -104,10 +104,10 @@ class Scan:
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
                      start: int) -> list[int]:
     """GPU counts from ``start`` up, in whole nodes, that admit at least one layout
-    under the planner's rules (parallel.search: tp divides the heads and KV heads, pp
-    is at most the layers, dp divides the global batch), smallest first."""
-    tps, dps = divisors(math.gcd(arch.heads, arch.kv_heads)), divisors(global_batch)
-    counts = {t * p * d for t in tps for p in range(1, arch.layers + 1) for d in dps}
+    under the planner's rules (formulas.planner.gpu_counts: tp divides the heads and KV
+    heads, cp splits the sequence, pp splits the layers, dp divides the global batch),
+    smallest first."""
+    counts = gpu_counts(arch, global_batch, limit=MAX_GPUS)
     return sorted(n for n in counts if n >= start and n % gpus_per_node == 0)
 
 
@@ -177,21 +177,13 @@ class Traffic:
     inter_bytes: float
 
 
-def layout_traffic(lay: Layout, gpus_per_node: int) -> Traffic:
-    """Split the planner's per-step bytes by where they travel. Ranks are ordered TP,
-    DP, PP (formulas.planner): a TP group holds min(tp, g) ranks per node, a DP group
-    g // tp when tp < g and one otherwise, as the planner places them; pipeline sends
-    are counted where the planner counts them (across nodes once the model spans
-    more than one node)."""
-    g = gpus_per_node
-    tp_share = inter_node_share(lay.tp, min(lay.tp, g))
-    dp_per_node = max(1, min(lay.dp, g // lay.tp)) if lay.tp < g else 1
-    dp_share = inter_node_share(lay.dp, dp_per_node)
-    pp_share = 1.0 if lay.pp_inter else 0.0
-    inter = (lay.tp_bytes * tp_share + lay.pp_bytes * pp_share + lay.dp_bytes * dp_share)
-    intra = (lay.tp_bytes * (1 - tp_share) + lay.pp_bytes * (1 - pp_share)
-             + lay.dp_bytes * (1 - dp_share))
-    return Traffic(intra, inter)
+def layout_traffic(lay: Layout, gpus_per_node: int) -> Traffic:  # noqa: ARG001 - kept for callers
+    """Split the planner's per-step bytes by where they travel, as the planner placed
+    the groups (formulas.planner: ranks TP, CP, DP, PP in NVLink domains; each
+    two-level collective's share that leaves the domain, as ``inter_node_share``
+    computes it; pipeline and context-parallel sends across the network once their
+    group leaves the domain)."""
+    return Traffic(lay.intra_bytes, lay.inter_bytes)
 
 
 @dataclass(frozen=True)
@@ -230,7 +222,10 @@ def sparse_side(inputs: Inputs, *, workers: int, nic_per_gpu: float, scale_up: f
     if servers is None:
         given = inputs["num_ps_servers"]
         servers = (memory.min_ps_hosts or 1) if given is None else inputs.whole("num_ps_servers")
-    job = Job(batch=float(inputs.whole("batch_size")), features=len(tables),
+    # Features look up tables; blank means one feature per table (DLRM).
+    features = (len(tables) if inputs["num_sparse_features"] is None
+                else inputs.whole("num_sparse_features"))
+    job = Job(batch=float(inputs.whole("batch_size")), features=features,
               pooling=inputs.num("pooling_factor"), unique=inputs.num("unique_ratio"),
               dim=inputs.whole("embedding_dim"), value_bytes=COMM_BYTES[inputs.text("wire_dtype")],
               dense_params=inputs.num("dense_params"), workers=workers, servers=servers,

@@ -30,8 +30,22 @@ def _texts(raw: object) -> dict[str, str]:
     }
 
 
+class _TogetherError(ValidationError):
+    """Every value is valid on its own, but these values do not go together (raised by
+    the calculator's function, not by validation): the page may then refuse the choice
+    that caused it instead of showing an error (``"together": true`` in the answer)."""
+
+
 def _compute(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
-    return {"result": calc.compute(_texts(payload.get("inputs", {}))).to_dict()}
+    texts = _texts(payload.get("inputs", {}))
+    try:
+        return {"result": calc.compute(texts).to_dict()}
+    except ValidationError as err:
+        try:
+            calc.validate(texts)  # only on an error: is some value bad on its own?
+        except ValidationError:
+            raise err from None
+        raise _TogetherError(err.input_name, err.message) from None
 
 
 def _decode(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
@@ -80,7 +94,10 @@ def call(op: str, payload_json: str) -> str:
         answer = OPERATIONS[op](get(str(payload.get("calc", ""))), payload)
         return json.dumps({"ok": True, **answer})
     except ValidationError as err:
-        return json.dumps({"ok": False, "error": {"input": err.input_name, "message": err.message}})
+        error: dict[str, object] = {"input": err.input_name, "message": err.message}
+        if isinstance(err, _TogetherError):
+            error["together"] = True
+        return json.dumps({"ok": False, "error": error})
     except ValueError as err:  # malformed JSON from a caller
         return json.dumps({"ok": False, "error": {"input": "calculator", "message": str(err)}})
     except Exception as err:  # noqa: BLE001 - the page must never see a traceback

@@ -23,6 +23,8 @@ Value: TypeAlias = int | float | str | bool | None
 #: The largest text a reader may paste into any field; anything longer is refused
 #: before parsing so that a hostile value cannot make the parser work hard.
 MAX_TEXT_LENGTH = 20_000
+#: Headline outputs of a calculator that declares none: its first outputs.
+DEFAULT_HEADLINES = 3
 
 
 class ValidationError(ValueError):
@@ -35,11 +37,37 @@ class ValidationError(ValueError):
 
 
 @dataclass(frozen=True)
+class When:
+    """A condition on a choice (or yes/no) input: it holds while ``input`` has one of
+    ``values`` (texts as the form holds them: a choice's value, or "true"/"false").
+
+    Declares what applies in which mode, for the page: an input that applies only when
+    the condition holds is hidden otherwise (its value kept), and a choice that only
+    goes with some other choices is disabled otherwise, with the reason."""
+
+    input: str
+    values: tuple[str, ...]
+
+    def holds(self, texts: Mapping[str, object]) -> bool:
+        """Whether the condition holds for these field texts (or values)."""
+        value = texts.get(self.input)
+        if isinstance(value, bool):
+            value = "true" if value else "false"
+        return str(value) in self.values
+
+
+@dataclass(frozen=True)
 class Choice:
-    """One allowed value of a choice input, with the label a reader sees."""
+    """One allowed value of a choice input, with the label a reader sees.
+
+    ``when``: the choice goes only with those values of another choice input (the page
+    disables it otherwise and says why); ``why_not`` is that reason in words, when the
+    generated one ("only with <label> = ...") says too little."""
 
     value: str
     label: str
+    when: When | None = None
+    why_not: str = ""
 
 
 @dataclass(frozen=True)
@@ -64,6 +92,10 @@ class Param:
     placeholder: str = ""
     #: Shown under "More inputs" (collapsed unless the example sets it).
     advanced: bool = False
+    #: The input applies only while this condition holds (e.g. only to sparse models):
+    #: the page hides it otherwise and keeps its value. The calculator must not read it
+    #: then (tests/unit/test_page_declarations.py checks that it changes no output).
+    when: When | None = None
 
     def __post_init__(self) -> None:
         if not self.name.isidentifier():
@@ -277,6 +309,10 @@ class Calculator:
     chapter: str = ""
     #: Inputs folded under "More inputs" in the form, besides those marked advanced.
     advanced: tuple[str, ...] = ()
+    #: The few outputs a reader watches (two to four): they stay in view while the
+    #: reader edits, lead the announcement after a recompute and the comparison with a
+    #: pinned baseline. Empty: the first ``DEFAULT_HEADLINES`` outputs.
+    headline: tuple[str, ...] = ()
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params]
@@ -288,6 +324,34 @@ class Calculator:
         outs = [o.name for o in self.outputs]
         if len(set(outs)) != len(outs):
             raise TypeError(f"calculator {self.id!r} declares an output twice")
+        if set(self.headline) - set(outs) or len(set(self.headline)) != len(self.headline):
+            raise TypeError(f"calculator {self.id!r}: headline {self.headline} must name "
+                            "distinct outputs")
+        for param in self.params:
+            conditions = [(f"input {param.name!r}", param.when)] + [
+                (f"choice {param.name}={c.value!r}", c.when) for c in param.choices]
+            for where, when in conditions:
+                if when is not None:
+                    self._check_condition(where, when, param.name)
+
+    def _check_condition(self, where: str, when: When, own: str) -> None:
+        """A condition must name another choice or yes/no input, and its values."""
+        target = next((p for p in self.params if p.name == when.input), None)
+        if target is None or target.name == own or target.kind not in ("choice", "bool"):
+            raise TypeError(f"calculator {self.id!r}: {where} depends on {when.input!r}, "
+                            "which is not another choice or yes/no input")
+        allowed = target.choice_values if target.kind == "choice" else ("true", "false")
+        if not when.values or set(when.values) - set(allowed):
+            raise TypeError(f"calculator {self.id!r}: {where} names values {when.values} "
+                            f"of {when.input!r}, which allows {allowed}")
+
+    @property
+    def headline_outputs(self) -> tuple[Output, ...]:
+        """The declared headline outputs, in their order (see ``headline``)."""
+        if not self.headline:
+            return self.outputs[:DEFAULT_HEADLINES]
+        by_name = {o.name: o for o in self.outputs}
+        return tuple(by_name[name] for name in self.headline)
 
     def is_advanced(self, name: str) -> bool:
         return name in self.advanced or self.param(name).advanced

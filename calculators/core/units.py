@@ -12,7 +12,9 @@ import math
 import re
 from typing import Literal
 
-Format = Literal["si", "iec", "sci", "count", "percent", "usd", "fixed", "bool", "text"]
+Format = Literal[
+    "si", "iec", "sci", "count", "percent", "usd", "fixed", "bool", "text", "duration"
+]
 
 
 class UnitError(ValueError):
@@ -260,7 +262,22 @@ def format_value(value: float | bool | str | None, unit: str, fmt: Format) -> st
         return _count(value, shown_unit)
     if fmt == "fixed":
         return f"{_sig(value)} {shown_unit}".strip()
+    if fmt == "duration":
+        return _duration(value)
     return _si(value, shown_unit)
+
+
+#: (largest value shown in this unit, seconds per unit, unit) for ``duration``.
+_DURATION_STEPS = ((120.0, 1.0, "s"), (7_200.0, 60.0, "min"), (172_800.0, 3_600.0, "h"))
+
+
+def _duration(seconds: float) -> str:
+    """A time in seconds in the unit a person reads it in: s below 2 min, min below
+    2 h, h below 2 days, days beyond ("4.2 min", "3.09 h", "68 days")."""
+    for limit, scale, name in _DURATION_STEPS:
+        if abs(seconds) < limit:
+            return f"{_sig(seconds / scale)} {name}"
+    return f"{_sig(seconds / 86_400.0)} days"
 
 
 def format_plain(value: float, unit: str) -> str:

@@ -13,9 +13,13 @@ and 1 for broadcast, so that busbw is comparable with a link's bandwidth.
 
 Every cost here is linear in the message size: a latency term that does not depend on
 it plus a bandwidth term proportional to it. ``crossover_bytes`` uses that to find the
-size at which the two terms are equal. NCCL's own tuning model has the same shape
-(NVIDIA/nccl, src/graph/tuning.cc: time = latency + bytes / bandwidth, with 2(n-1)
-ring steps for allreduce and n-1 for reduce-scatter and allgather).
+size at which the two terms are equal. NCCL's own tuning model has the same shape, and
+the allreduce tree and the in-network variant follow it. Pinned: NVIDIA/nccl v2.20.3
+(commit b6475625), src/graph/tuning.cc, ``ncclTopoTuneModel``: time = latency + bytes /
+algorithm bandwidth, with 2(n-1) ring steps for allreduce and n-1 for reduce-scatter and
+allgather; the tree's bus bandwidth x 0.92 and algorithm bandwidth = bus bandwidth x 1/2
+(against the ring's x n / (2(n-1))); NVLS one NVLink step (+ one network step across
+nodes). ``formulas.nccl_model`` is that model in full, protocols included.
 """
 
 from __future__ import annotations
@@ -25,7 +29,23 @@ from dataclasses import dataclass
 from typing import Literal
 
 Collective = Literal["allreduce", "reduce_scatter", "allgather", "alltoall", "broadcast"]
-Algorithm = Literal["ring", "tree", "direct", "hierarchical"]
+Algorithm = Literal["ring", "tree", "direct", "hierarchical", "in_network"]
+
+#: NCCL 2.20.3 tuning.cc: the tree's bus bandwidth is the graph's x 0.92 ("busBw*.92"),
+#: against the ring's x 1 for the Simple protocol.
+TREE_EFFICIENCY = 0.92
+
+#: The point-to-point algorithms NCCL 2.20.3's tuning model chooses among for each
+#: collective (tuning.cc skips every other algorithm for broadcast, reduce-scatter and
+#: allgather; alltoall is grouped send/receive to every peer, with no tuning at all).
+#: NVLS and CollNet (in-network reduction) need switch support and are left out.
+NCCL_ALGORITHMS: dict[str, tuple[Algorithm, ...]] = {
+    "allreduce": ("ring", "tree"),
+    "reduce_scatter": ("ring",),
+    "allgather": ("ring",),
+    "alltoall": ("direct",),
+    "broadcast": ("ring",),
+}
 
 COLLECTIVES: tuple[Collective, ...] = (
     "allreduce",
@@ -78,17 +98,24 @@ def flat_cost(  # noqa: PLR0917 - positional signature is relied on by other cal
 
     ring: allreduce 2(p-1)a + 2(p-1)/p n/B; reduce-scatter, allgather (p-1)a +
     (p-1)/p n/B; broadcast as a pipelined chain (p-1)a + n/B.
-    tree: the log-latency variants Thakur et al. describe: Rabenseifner's allreduce
-    (recursive halving + doubling) 2 log2(p) a + 2(p-1)/p n/B; recursive halving /
-    doubling for reduce-scatter / allgather log2(p) a + (p-1)/p n/B; Bruck's alltoall
-    log2(p) a + (n/2) log2(p)/B; binomial broadcast log2(p) (a + n/B).
+    tree, allreduce: NCCL's double binary tree (reduce up, broadcast down, half the data
+    in each of two trees): 2 log2(p) a + 2n/(0.92 B). Each rank sends and receives 2n
+    (interior in one tree: 3n/2 each way; leaf in the other: n/2), hence NCCL's
+    algorithm bandwidth = bus bandwidth / 2, and the tree runs at 0.92 of the link
+    (tuning.cc 2.20.3). It moves n/(n-1) times the ring's bytes, at 92%: never faster
+    than the ring for large messages, much faster for small ones on many ranks.
+    tree, other collectives: the log-latency variants Thakur et al. describe (NCCL 2.20
+    has none): recursive halving / doubling for reduce-scatter / allgather log2(p) a +
+    (p-1)/p n/B; Bruck's alltoall log2(p) a + (n/2) log2(p)/B; binomial broadcast
+    log2(p) (a + n/B).
     direct (alltoall, pairwise exchange): (p-1) a + (p-1)/p n/B.
 
     log2(p) is rounded up for ranks that are not a power of two (first order; the
     exact algorithms add a step or two). For alltoall "ring" is read as "direct", and
-    for the other collectives "direct" and "hierarchical" are read as "ring"; the
-    hierarchical algorithm is ``hierarchical_cost``. Bytes are those of the busiest
-    rank (the root, for a binomial broadcast).
+    for the other collectives "direct", "hierarchical" and "in_network" are read as
+    "ring"; the hierarchical algorithm is ``hierarchical_cost`` and the in-network one
+    ``collectives_nodes.in_network_cost``. Bytes are those of the busiest rank (the
+    root, for a binomial broadcast).
     """
     if ranks < 2:
         return Cost(0.0, 0.0, 0.0, 0.0)
@@ -111,6 +138,9 @@ def flat_cost(  # noqa: PLR0917 - positional signature is relied on by other cal
             )
         return Cost((p - 1) * latency, message_bytes / bandwidth, message_bytes, message_bytes)
     rounds = 2 if collective == "allreduce" else 1
+    if algorithm == "tree" and collective == "allreduce":
+        moved = 2.0 * message_bytes
+        return Cost(2 * steps_log * latency, moved / (TREE_EFFICIENCY * bandwidth), moved, moved)
     if algorithm == "tree":
         return Cost(rounds * steps_log * latency, wire / bandwidth, wire, wire)
     return Cost(rounds * (p - 1) * latency, wire / bandwidth, wire, wire)
@@ -215,47 +245,3 @@ def crossover_bytes(cost: Cost, message_bytes: float) -> float:
     if cost.bandwidth_s <= 0:
         return math.inf
     return message_bytes * cost.latency_s / cost.bandwidth_s
-
-
-def inter_node_steps(
-    collective: Collective, algorithm: Algorithm, ranks: int, ranks_per_node: int
-) -> int:
-    """How many of a flat algorithm's steps cross a node boundary, ranks packed by node.
-
-    NCCL's tuning model charges those steps the network latency and the rest the
-    NVLink latency (src/graph/tuning.cc: 2(nNodes-1) inter-node steps of a ring
-    allreduce, nNodes-1 of a reduce-scatter or allgather). Trees and Bruck cross
-    nodes in their top log2(nodes) levels; a pairwise alltoall in p - g of its steps.
-    """
-    nodes = math.ceil(ranks / max(1, ranks_per_node))
-    if nodes <= 1:
-        return 0
-    rounds = 2 if collective == "allreduce" else 1
-    if algorithm == "tree":
-        return rounds * (nodes - 1).bit_length()
-    if collective == "alltoall":
-        return ranks - min(ranks_per_node, ranks)
-    return rounds * (nodes - 1)
-
-
-def flat_cost_across_nodes(  # noqa: PLR0917 - mirrors flat_cost's positional order
-    collective: Collective,
-    algorithm: Algorithm,
-    message_bytes: float,
-    ranks: int,
-    bandwidth: float,
-    latency: float,
-    *,
-    ranks_per_node: int,
-    inter_node_latency: float,
-) -> Cost:
-    """``flat_cost`` with the steps that cross nodes charged ``inter_node_latency``."""
-    cost = flat_cost(collective, algorithm, message_bytes, ranks, bandwidth, latency)
-    crossing = inter_node_steps(collective, algorithm, ranks, ranks_per_node)
-    extra = crossing * (inter_node_latency - latency)
-    return Cost(
-        cost.latency_s + extra,
-        cost.bandwidth_s,
-        cost.bytes_sent_per_rank,
-        cost.bytes_received_per_rank,
-    )

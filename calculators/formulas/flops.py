@@ -25,7 +25,7 @@ def training_flops(params: float, tokens: float, flops_per_param_token: float = 
     """C = k N D. k = 6: forward 2 (multiply + add per weight), backward 4 (a
     multiply-add for the input gradient and one for the weight gradient); k = 8 adds
     one more forward pass under full activation recomputation (Narayanan et al. 2021,
-    Sec. 5.1: time ~ 8TP/(nX)). Kaplan et al. 2020, Sec. 2.1."""
+    Sec. 5.1, Eq. 4: time ~ 8TP/(nX)). Kaplan et al. 2020, Sec. 2.1."""
     return flops_per_param_token * params * tokens
 
 
@@ -36,7 +36,8 @@ def attention_flops(
 
     PaLM (Chowdhery et al. 2022, App. B) counts 12 L H Q T training FLOPs per token for
     QK^T and AV (forward 4 L d s, times 3 for forward + backward); with k/6 scaling the
-    recompute case. Kaplan et al. (Eq. 2.2) count half of it (causal masking)."""
+    recompute case. Kaplan et al. (Table 1, Eq. 2.2) count half of it without saying
+    why; causal masking is the usual reading, an interpretation."""
     per_token = 2.0 * flops_per_param_token * n_layers * seq_len * d_model
     return per_token * tokens
 

@@ -1,7 +1,11 @@
-"""Training memory per GPU: model states (ZeRO) and activations (Korthikanti et al.).
+"""Training memory per GPU: model states (ZeRO), activations (Korthikanti et al.), the
+embedding and output layers, and what is held only while it is used.
 
 The one implementation of these formulas: the ``model_memory`` calculator and the
 planner (formulas.planner) both call ``memory_per_gpu``. Bytes are decimal SI bytes.
+Every pipeline rank holds different things (the first the embedding and the most
+micro-batches in flight, the last the output layer and its logits); the figure
+reported is that of the rank that needs the most.
 """
 
 from __future__ import annotations
@@ -10,135 +14,124 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from calculators.formulas.architecture import (
-    embedding_params,
-    layer_params,
-    norm_params,
-    total_params,
+from calculators.formulas import activations as act
+from calculators.formulas.architecture import embedding_params, layer_params, norm_params
+from calculators.formulas.model_states import (
+    GRADIENT_PRECISIONS,
+    MASTER_WEIGHT_BYTES,
+    OPTIMIZER_STATE_BYTES,
+    PRECISION_BYTES,
+    StateBytes,
+    device_capacity_bytes,
+    model_state_bytes,
+    state_bytes,
+    usable_bytes,
 )
+from calculators.formulas.stages import chunks_in_flight, layer_units_in_flight, split_layers
 
 if TYPE_CHECKING:
     from calculators.formulas.architecture import Architecture
+    from calculators.formulas.stages import StageSplit
 
-#: Bytes per parameter of (weights, gradients) by precision. Mixed precision keeps
-#: 16-bit weights and gradients (Rajbhandari et al. 2020, ZeRO, Sec. 3.1); FP8 training
-#: as in NVIDIA Transformer Engine keeps the 16-bit weights and adds a 1-byte FP8 copy
-#: for the matrix multiplies (our stated assumption; activations stay 16-bit).
-PRECISION_BYTES: dict[str, tuple[float, float]] = {
-    "bf16_mixed": (2.0, 2.0), "fp16_mixed": (2.0, 2.0), "fp8_mixed": (3.0, 2.0),
-    "fp32": (4.0, 4.0),
-}
-#: Optimizer state bytes per parameter, not counting an FP32 master copy (4 B, added
-#: for every mixed-precision mode): Adam(W) momentum + variance 8 B (ZeRO Sec. 3.1:
-#: K = 4 + 8 = 12); SGD momentum 4 B; Adafactor without momentum keeps factored row and
-#: column statistics, O(n + m) per n x m matrix, taken here as 0 B per parameter
-#: (Shazeer and Stern 2018, Sec. 3-4); 8-bit Adam keeps both moments in 1 B each
-#: (Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization).
-OPTIMIZER_STATE_BYTES: dict[str, float] = {
-    "adamw": 8.0, "sgd_momentum": 4.0, "adafactor": 0.0, "adamw_8bit": 2.0,
-}
-MASTER_WEIGHT_BYTES = 4.0
+__all__ = ["GRADIENT_PRECISIONS", "MASTER_WEIGHT_BYTES", "OPTIMIZER_STATE_BYTES",
+           "PRECISION_BYTES", "Breakdown", "StateBytes", "Strategy", "device_capacity_bytes",
+           "memory_per_gpu", "min_dp_to_fit", "model_state_bytes", "state_bytes",
+           "usable_bytes"]
+
+#: Token IDs enter the embedding as 64-bit integers (Megatron-LM's
+#: theoretical_memory_usage.py counts 8 s b per micro-batch in flight).
+TOKEN_ID_BYTES = 8.0
+ATTENTION_MODES = ("fused", "materialised")
+#: Micro-batches per step taken when none is given: enough that every schedule reaches
+#: its steady state (the peak in flight no longer grows with m).
+FULL_PIPELINE = 1 << 30
 
 
-@dataclass(frozen=True)
-class StateBytes:
-    """Bytes per parameter of each model state, before any partitioning."""
+def params_on_rank(arch: Architecture, split: StageSplit, rank: int, tp: int) -> float:
+    """Parameters one GPU of pipeline rank ``rank`` holds, split over ``tp``.
 
-    weights: float
-    gradients: float
-    optimizer: float
-
-    @property
-    def total(self) -> float:
-        return self.weights + self.gradients + self.optimizer
-
-
-def state_bytes(precision: str, optimizer: str) -> StateBytes:
-    """2 + 2 + 12 = 16 B/param for BF16/FP16 mixed precision with AdamW (ZeRO Sec. 3.1)."""
-    weights, gradients = PRECISION_BYTES[precision]
-    master = 0.0 if precision == "fp32" else MASTER_WEIGHT_BYTES
-    return StateBytes(weights, gradients, master + OPTIMIZER_STATE_BYTES[optimizer])
-
-
-def model_state_bytes(params: float, per_param: StateBytes, zero_stage: int,
-                      dp: int) -> tuple[float, float, float]:
-    """(weights, gradients, optimizer) bytes on one GPU under ZeRO stage 0-3.
-
-    Rajbhandari et al. 2020, Sec. 5 and Fig. 1: stage 1 partitions optimizer states
-    over the Nd data-parallel ranks, stage 2 also gradients, stage 3 also weights.
+    The first rank holds the token (and position) embedding, the last the output layer
+    (a copy of the embedding when tied, as Megatron-LM keeps one on the last stage) and
+    the final norm; every rank its layers. Norms and biases are counted as split too.
     """
-    weights = params * per_param.weights / (dp if zero_stage >= 3 else 1)
-    gradients = params * per_param.gradients / (dp if zero_stage >= 2 else 1)
-    optimizer = params * per_param.optimizer / (dp if zero_stage >= 1 else 1)
-    return weights, gradients, optimizer
+    body = split.rank_layers(rank) * layer_params(arch)
+    output = arch.vocab * arch.hidden
+    embed = embedding_params(arch) - (0 if arch.tied_embeddings else output)
+    extra = 0.0
+    if rank == 0:
+        extra += embed
+    if rank == split.stages - 1:
+        extra += output + norm_params(arch)
+        if split.stages == 1 and arch.tied_embeddings:
+            extra -= output  # one matrix serves both ends
+    return (body + extra) / tp
 
 
 def params_on_gpu(arch: Architecture, tp: int, pp: int) -> float:
-    """Parameters held by one GPU of the fullest pipeline stage, split over ``tp``.
+    """Parameters on one GPU of the fullest pipeline rank (even or Llama-style split)."""
+    split = split_layers(arch.layers, pp)
+    return max(params_on_rank(arch, split, r, tp) for r in split.ranks_of_interest)
 
-    The first stage holds the token (and position) embedding, the last the output
-    layer (a copy of the embedding when tied) and the final norm; each stage holds
-    ceil(l / pp) layers. Norms and biases are counted as split too (they are tiny).
-    """
-    if pp == 1:
-        return total_params(arch) / tp
-    layers = math.ceil(arch.layers / pp) * layer_params(arch)
-    output = arch.vocab * arch.hidden
-    first = layers + embedding_params(arch) - (0 if arch.tied_embeddings else output)
-    last = layers + output + norm_params(arch)
-    return max(first, last) / tp
+
+def layer_shape(arch: Architecture, micro_batch: int) -> act.LayerShape:
+    return act.LayerShape(seq_len=arch.seq_len, micro_batch=micro_batch, hidden=arch.hidden,
+                          heads=arch.heads, kv_heads=arch.kv_heads, ffn_hidden=arch.ffn_hidden,
+                          gated_mlp=arch.gated_mlp, head_dim=arch.head_dim)
 
 
 def activation_bytes_per_layer(arch: Architecture, micro_batch: int, tp: int,
-                               sequence_parallel: bool, recompute: str) -> float:
+                               sequence_parallel: bool, recompute: str, *,
+                               attention: str = "materialised", dropout: bool = True,
+                               cp: int = 1) -> float:
     """Activation bytes one layer stores for one micro-batch (16-bit activations).
 
-    Korthikanti et al. 2022, Sec. 4 and Table 2: sbh(34 + 5as/h) without parallelism;
-    sbh(10 + 24/t + 5as/(ht)) with tensor parallelism; sbh(34/t + 5as/(ht)) with
-    sequence parallelism too; selective recomputation drops the 5as/h attention-score
-    term; full recomputation keeps only the layer input, 2sbh (split by t under
-    sequence parallelism). The 10 sbh that TP leaves replicated are the two norms' inputs
-    (4), the inputs of the QKV and first MLP matrices (2 + 2) and two dropout masks
-    (1 + 1); the 24 sbh that TP splits are Q, K, V and the projection input (8) and the
-    MLP's 4h-wide tensors (16). Here the split part is scaled to the actual widths
-    (GQA's narrower K and V, f != 4h, three gated-MLP tensors) so that it reduces to 24
-    for the standard GPT shape.
+    Korthikanti et al. 2022, Sec. 4 and Table 2 (the defaults here): sbh(34 + 5as/h)
+    without parallelism; sbh(10 + 24/t + 5as/(ht)) with tensor parallelism; sbh(34/t +
+    5as/(ht)) with sequence parallelism too; selective recomputation drops the 5as/h
+    term; full recomputation keeps only the layer input, 2sbh (split by t under SP).
+    formulas.activations generalises the terms (GQA, MLP width, gated MLP, no dropout,
+    fused attention). Context parallelism splits every tensor along the sequence, so
+    divides by ``cp`` (Megatron-Core context-parallel docs).
     """
-    s, b, h = arch.seq_len, micro_batch, arch.hidden
-    sbh = s * b * h
-    if recompute == "full":
-        return 2.0 * sbh / (tp if sequence_parallel else 1)
-    q, kv, f = arch.attention_width / h, arch.kv_width / h, arch.ffn_hidden / h
-    split = 2 * q + 4 * kv + 2 * q + (6 if arch.gated_mlp else 4) * f
-    replicated = 10.0
-    linear = sbh * ((replicated + split) / tp if sequence_parallel else replicated + split / tp)
-    scores = 0.0 if recompute == "selective" else 5.0 * arch.heads * s * s * b / tp
-    return linear + scores
+    per_layer = act.activation_bytes_per_layer(
+        layer_shape(arch, micro_batch), tp=tp, sequence_parallel=sequence_parallel,
+        recompute=recompute, dropout=dropout, flash=attention == "fused")
+    return per_layer / cp
 
 
-def activation_bytes(arch: Architecture, *, micro_batch: int, tp: int, pp: int,
-                     sequence_parallel: bool, recompute: str, in_flight: int,
-                     scale: float = 1.0) -> float:
-    """Activations on the first pipeline stage: ceil(l/pp) layers x ``in_flight``
-    micro-batches (1F1B keeps up to pp in flight: Korthikanti et al. Sec. 4.2.3;
-    Narayanan et al. 2021 Sec. 2.2.1). Under full recomputation, add one layer's full
-    activations being rebuilt during its backward pass. ``scale`` = 2 for FP32."""
-    per_layer = activation_bytes_per_layer(arch, micro_batch, tp, sequence_parallel,
-                                           recompute)
-    stored = per_layer * math.ceil(arch.layers / pp) * in_flight
-    if recompute == "full":
-        stored += activation_bytes_per_layer(arch, micro_batch, tp, sequence_parallel, "none")
-    return stored * scale
+def output_layer_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int = 1) -> float:
+    """The last rank's output layer for one micro-batch: the final norm's input and the
+    output projection's input, 2sbh each, and the logits kept in FP32 for the
+    cross-entropy, 4sbV: 4sbh(1 + V/h)/t (Korthikanti et al. 2022, Sec. 4.3, as
+    Megatron-LM's theoretical_memory_usage.py counts it; the vocabulary-parallel output
+    layer splits the logits over t). Context parallelism divides the sequence."""
+    sb = arch.seq_len / cp * micro_batch
+    return 4.0 * sb * (arch.hidden + arch.vocab) / tp
+
+
+def embedding_input_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int,
+                          dropout: bool) -> float:
+    """The first rank's embedding for one micro-batch: the token IDs (8 B each) and,
+    with dropout, the embedding-dropout mask, sbh/t under sequence parallelism
+    (Korthikanti et al. 2022, Sec. 4.3)."""
+    sb = arch.seq_len / cp * micro_batch
+    return sb * TOKEN_ID_BYTES + (sb * arch.hidden / tp if dropout else 0.0)
 
 
 @dataclass(frozen=True)
 class Breakdown:
-    """Bytes on one GPU, by kind."""
+    """Bytes on one GPU, by kind: model states, the layers' stored activations, the
+    embedding and output layers' activations (``outer``), and ``working``: what is
+    held only while one layer runs (a layer being recomputed, gathered K and V,
+    gathered weights). ``rank`` is the pipeline rank these bytes are for."""
 
     weights: float
     gradients: float
     optimizer: float
     activations: float
+    outer: float = 0.0
+    working: float = 0.0
+    rank: int = 0
 
     @property
     def states(self) -> float:
@@ -146,12 +139,16 @@ class Breakdown:
 
     @property
     def total(self) -> float:
-        return self.states + self.activations
+        # Plain additions in a fixed order: the same bits natively and in Pyodide.
+        return (self.weights + self.gradients + self.optimizer + self.activations
+                + self.outer + self.working)
 
 
 @dataclass(frozen=True)
 class Strategy:
-    """How the model is cut up and what is traded for memory."""
+    """How the model is cut up and what is traded for memory. ``shard_group`` is the
+    ZeRO/FSDP shard group (None: all dp ranks; fewer for hybrid sharding);
+    ``micro_batches`` per step per replica (None: enough to fill the pipeline)."""
 
     tp: int = 1
     pp: int = 1
@@ -160,33 +157,137 @@ class Strategy:
     micro_batch: int = 1
     sequence_parallel: bool = False
     recompute: str = "none"
-    in_flight: int | None = None  # micro-batches alive on stage 1; None = pp (1F1B)
+    cp: int = 1
+    attention: str = "fused"
+    dropout: bool = False
+    schedule: str = "1f1b"
+    virtual_stages: int = 1
+    micro_batches: int | None = None
+    shard_group: int | None = None
+    cp_method: str = "ring"
+
+
+def gathered_weight_bytes(arch: Architecture, tp: int, per_param: StateBytes,
+                          shard: int) -> float:
+    """ZeRO-3 / FSDP: the gathered weights of the layer running and of the one being
+    prefetched (FSDP's one-unit prefetch, Zhao et al. 2023, Sec. 3.3), less the shard
+    of them the GPU holds anyway: nothing when nothing is sharded."""
+    return 2.0 * layer_params(arch) / tp * per_param.weights * (1.0 - 1.0 / shard)
+
+
+def cp_working_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int, *,
+                     method: str, scale: float = 1.0) -> float:
+    """Context parallelism's buffers for one layer: the all-gather method holds K and V
+    for the whole sequence, and again with their gradients in the backward (Llama 3's
+    method, Dubey et al. 2024, Sec. 3.3.2): 2 x 2 s b (kv_heads x head_dim)/t x 2 B; the
+    ring two blocks of s/c tokens (the one in use and the one arriving). Ulysses'
+    all-to-all buffers are the size of tensors already counted (taken as nothing)."""
+    if cp <= 1 or method == "ulysses":
+        return 0.0
+    kv = 2.0 * arch.seq_len * micro_batch * arch.kv_width / tp * 2.0 * scale
+    return 2.0 * kv if method == "allgather" else 2.0 * kv / cp
+
+
+def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
+                  scale: float) -> float:
+    """Held only while one layer runs: under full recomputation the layer's whole
+    activation set while it is rebuilt (Korthikanti's Table 2 and the peer tools leave
+    it out), ZeRO-3's gathered weights, context parallelism's K and V buffers."""
+    held = cp_working_bytes(arch, st.micro_batch, st.tp, st.cp, method=st.cp_method,
+                            scale=scale)
+    if st.recompute == "full":
+        held += scale * activation_bytes_per_layer(
+            arch, st.micro_batch, st.tp, st.sequence_parallel, "none",
+            attention=st.attention, dropout=st.dropout, cp=st.cp)
+    if st.zero_stage >= 3:
+        shard = st.dp if st.shard_group is None else st.shard_group
+        held += gathered_weight_bytes(arch, st.tp, per_param, shard)
+    return held
+
+
+@dataclass(frozen=True)
+class RankLoad:
+    """What one pipeline rank holds before the sharding and recomputation choices:
+    parameters on one of its GPUs, layer-micro-batches in flight, and the embedding and
+    output layers' activation bytes."""
+
+    rank: int
+    params: float
+    layer_units: int
+    outer: float
+
+
+def rank_loads(arch: Architecture, st: Strategy, params: float | None = None,
+               split: StageSplit | None = None) -> tuple[RankLoad, ...]:
+    """The ranks that can hold the most: the first, the fullest middle one, the last."""
+    split = split or split_layers(arch.layers, st.pp, st.virtual_stages)
+    m = st.micro_batches if st.micro_batches is not None else FULL_PIPELINE
+    loads = []
+    for rank in split.ranks_of_interest:
+        outer = 0.0
+        if rank == 0:
+            first_chunk = chunks_in_flight(st.schedule, st.pp, m, 0, st.virtual_stages)[0]
+            outer += first_chunk * embedding_input_bytes(arch, st.micro_batch, st.tp, st.cp,
+                                                         st.dropout)
+        if rank == st.pp - 1:
+            outer += output_layer_bytes(arch, st.micro_batch, st.tp, st.cp)
+        on_gpu = (params_on_rank(arch, split, rank, st.tp) if params is None
+                  else params / (st.tp * st.pp))
+        loads.append(RankLoad(rank, on_gpu, layer_units_in_flight(split, st.schedule, m, rank),
+                              outer))
+    return tuple(loads)
+
+
+def rank_states(loads: tuple[RankLoad, ...], per_param: StateBytes, zero_stage: int,
+                shard: int) -> tuple[tuple[float, float, float], ...]:
+    """(weights, gradients, optimizer) bytes per rank of ``loads`` (model_state_bytes)."""
+    return tuple(model_state_bytes(load.params, per_param, zero_stage, shard) for load in loads)
+
+
+def peak_breakdown(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
+                   *, per_layer: float, working: float, scale: float = 1.0) -> Breakdown:
+    """The breakdown of the rank that needs the most, from its load and model states
+    (``rank_states``); ``per_layer`` is one layer's activation bytes for one micro-batch
+    (already scaled)."""
+    best_total, best = -1.0, 0
+    for i, load in enumerate(loads):
+        w, g, o = states[i]
+        total = w + g + o + per_layer * load.layer_units + load.outer * scale + working
+        if total > best_total:
+            best_total, best = total, i
+    load, (weights, gradients, optimizer) = loads[best], states[best]
+    return Breakdown(weights, gradients, optimizer, per_layer * load.layer_units,
+                     load.outer * scale, working, load.rank)
 
 
 def memory_per_gpu(arch: Architecture, strategy: Strategy, per_param: StateBytes,
                    params: float | None = None, activation_scale: float = 1.0) -> Breakdown:
-    """Model states and activations on the fullest GPU. ``params`` overrides the count
-    from ``arch`` (then spread evenly over tp x pp)."""
+    """Model states and activations on the pipeline rank that needs the most memory.
+    ``params`` overrides the count from ``arch`` (then spread evenly over tp x pp)."""
     st = strategy
-    on_gpu = params_on_gpu(arch, st.tp, st.pp) if params is None else params / (st.tp * st.pp)
-    weights, gradients, optimizer = model_state_bytes(on_gpu, per_param, st.zero_stage, st.dp)
-    in_flight = st.pp if st.in_flight is None else st.in_flight
-    activations = activation_bytes(
-        arch, micro_batch=st.micro_batch, tp=st.tp, pp=st.pp,
-        sequence_parallel=st.sequence_parallel, recompute=st.recompute, in_flight=in_flight,
-        scale=activation_scale)
-    return Breakdown(weights, gradients, optimizer, activations)
+    shard = st.dp if st.shard_group is None else st.shard_group
+    per_layer = activation_scale * activation_bytes_per_layer(
+        arch, st.micro_batch, st.tp, st.sequence_parallel, st.recompute,
+        attention=st.attention, dropout=st.dropout, cp=st.cp)
+    loads = rank_loads(arch, st, params)
+    return peak_breakdown(loads, rank_states(loads, per_param, st.zero_stage, shard),
+                          per_layer=per_layer,
+                          working=working_bytes(arch, st, per_param, activation_scale),
+                          scale=activation_scale)
 
 
-def min_dp_to_fit(breakdown: Breakdown, zero_stage: int, dp: int, capacity: float) -> int | None:
-    """Smallest data-parallel size at which ``breakdown`` (computed at ``dp``) fits in
-    ``capacity``: only what ZeRO partitions shrinks with dp. None if no dp suffices."""
+def min_dp_to_fit(breakdown: Breakdown, zero_stage: int, dp: int, capacity: float,
+                  gathered: float = 0.0) -> int | None:
+    """Smallest data-parallel (shard) size at which ``breakdown`` (computed at ``dp``)
+    fits in ``capacity``: what ZeRO partitions (S) shrinks as 1/d, ZeRO-3's gathered
+    layers (``gathered`` = G, gathered_weight_bytes for an unbounded shard) grow as
+    1 - 1/d, so total(d) = (fixed + G) + (S - G)/d. None if no d suffices."""
     shared = (breakdown.optimizer * (zero_stage >= 1) + breakdown.gradients * (zero_stage >= 2)
               + breakdown.weights * (zero_stage >= 3)) * dp
-    fixed = breakdown.total - shared / dp
-    if fixed > capacity:
+    fixed = breakdown.total - shared / dp - gathered * (1.0 - 1.0 / dp)
+    floor, shrinking = fixed + gathered, shared - gathered
+    if shrinking <= 0:  # more ranks never help: d = 1 or nothing
+        return 1 if fixed + shared <= capacity else None
+    if floor >= capacity:
         return None
-    if shared == 0:
-        return 1
-    room = capacity - fixed
-    return max(1, math.ceil(shared / room)) if room > 0 else None
+    return max(1, math.ceil(shrinking / (capacity - floor)))

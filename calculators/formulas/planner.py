@@ -1,226 +1,311 @@
-"""The TP x PP x DP planner's search: enumerate layouts, cost each, rank them.
+"""The planner's search: enumerate TP x CP x PP x DP layouts, cost each, rank them.
 
 Every cost comes from the one implementation of its formula: memory from
-formulas.memory, FLOPs from formulas.flops, collectives from formulas.collectives. The
-time model (one pipeline step of 1F1B, Narayanan et al. 2021, Sec. 2.2):
-
-    step = (m + p - 1) x (compute + TP comm + PP comm per micro-batch and stage) + DP comm
-
-with m micro-batches per replica, so the (p - 1) extra slots are the bubble, (p-1)/m of
-the ideal time. TP and PP communication are taken as exposed (not overlapped with
-compute), as in Megatron-LM at the time of the SC21 paper; DP communication may hide
-behind backward compute (bucketed allreduce: Li et al. 2020, PyTorch Distributed, Sec.
-3.2.3) when ``overlap_dp`` is set. Ranks are placed TP fastest, then DP, then PP
-(Megatron-LM's default order), which decides what crosses the node boundary.
+formulas.memory (per pipeline rank, schedule-aware), FLOPs and traffic from
+formulas.layout_cost (which calls formulas.collectives, formulas.context_parallel and
+formulas.schedules), placement from formulas.placement. The search varies the four
+sizes, the micro-batch, the recomputation mode and the sharding of the model states
+(ZeRO 1-3 over the whole data-parallel group, or 2-3 within the scale-up domain and
+replicated across: hybrid sharding); the pipeline schedule, the context-parallel method
+and the attention kernel are choices the reader makes.
 """
 
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from calculators.core.spec import ValidationError
-from calculators.formulas import collectives as comm
-from calculators.formulas.flops import megatron_model_flops_per_token, recompute_flops_per_token
-from calculators.formulas.memory import Strategy, memory_per_gpu, params_on_gpu
+from calculators.formulas import layout_cost as lc
+from calculators.formulas import memory as mem
+from calculators.formulas.layout import DEFAULT_OVERLAP, Cluster, Layout, Options
+from calculators.formulas.placement import Dims, group_per_domain
+from calculators.formulas.stages import SplitError, split_layers
 
 if TYPE_CHECKING:
     from calculators.formulas.architecture import Architecture
-    from calculators.formulas.collectives import Collective
     from calculators.formulas.memory import StateBytes
+    from calculators.formulas.stages import StageSplit
 
-RECOMPUTE_MODES = ("none", "selective", "full")
+__all__ = ["DEFAULT_OVERLAP", "MICRO_BATCHES", "RECOMPUTE_MODES", "Cluster", "Layout",
+           "Options", "divisors", "evaluate", "gpu_counts", "search"]
+
+RECOMPUTE_MODES = lc.RECOMPUTE_MODES
 MICRO_BATCHES = (1, 2, 4, 8)
-#: Megatron's tensor parallelism: two allreduces per layer forward (after attention,
-#: after the MLP) and two backward (Shoeybi et al. 2019, Sec. 3, Fig. 4); full
-#: recomputation repeats the forward pair. With sequence parallelism each allreduce
-#: becomes a reduce-scatter + allgather of the same total bytes (Korthikanti et al.
-#: 2022, Sec. 4.2.2), so the cost is the same.
-TP_ALLREDUCES_PER_LAYER = {"none": 4, "selective": 4, "full": 6}
+#: Smallest context-parallel chunk searched: one tile of a fused attention kernel
+#: (FlashAttention-2 works in blocks of 64 or 128 query and key rows, Dao 2023, Sec.
+#: 3.3); a chunk shorter than a tile leaves the kernel mostly idle.
+MIN_CP_CHUNK_TOKENS = 128
 #: A bound on the search so that a page never hangs on an odd GPU count.
-MAX_LAYOUTS = 20_000
-
-
-@dataclass(frozen=True)
-class Cluster:
-    """Machines and the assumptions about them (efficiencies are inputs, not facts)."""
-
-    num_gpus: int
-    gpus_per_node: int
-    peak_flops: float
-    compute_efficiency: float
-    intra_bandwidth: float  # B/s per GPU per direction, already x efficiency
-    inter_bandwidth: float  # B/s per GPU per direction, already x efficiency
-    latency: float
-    memory_bytes: float
-    overlap_dp: bool = True  # DP communication may hide behind backward compute
-
-
-@dataclass(frozen=True)
-class Layout:
-    """One costed layout; times in seconds per optimizer step, bytes per GPU per step."""
-
-    tp: int
-    pp: int
-    dp: int
-    micro_batch: int
-    recompute: str
-    zero_stage: int
-    micro_batches: int
-    memory_bytes: float
-    fits: bool
-    compute_s: float
-    recompute_s: float
-    bubble_s: float
-    tp_s: float
-    pp_s: float
-    dp_s: float
-    dp_exposed_s: float
-    tp_bytes: float
-    pp_bytes: float
-    dp_bytes: float
-    tp_inter: bool
-    pp_inter: bool
-    dp_inter: bool
-    step_s: float
-
-    @property
-    def bubble_fraction(self) -> float:
-        """(p - 1) / m: Narayanan et al. 2021, Sec. 2.2.1."""
-        return (self.pp - 1) / self.micro_batches
-
-    def parts(self) -> list[tuple[str, float]]:
-        return [("compute", self.compute_s), ("recompute", self.recompute_s),
-                ("bubble", self.bubble_s), ("TP comm", self.tp_s), ("PP comm", self.pp_s),
-                ("DP comm (exposed)", self.dp_exposed_s)]
-
-
+MAX_LAYOUTS = 60_000
 def divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))
 
 
-def _collective(cluster: Cluster, kind: Collective, size: float, ranks: int,
-                per_node: int) -> tuple[float, float]:
-    """(seconds, bytes each GPU sends) of one collective: the ring of
-    formulas.collectives inside a node, its two-level form across nodes."""
-    if ranks < 2 or size <= 0:
-        return 0.0, 0.0
-    cost = comm.hierarchical_cost(kind, size, ranks, max(1, per_node), cluster.intra_bandwidth,
-                                  cluster.inter_bandwidth, cluster.latency)
-    return cost.time_s, cost.bytes_sent_per_rank
+def cp_allowed(arch: Architecture, tp: int, cp: int, method: str) -> bool:
+    """The sequence splits into 2 x cp chunks (load balancing for the causal mask, as
+    Llama 3 and Megatron-Core do) of at least one attention tile each; Ulysses also
+    splits the heads left after TP."""
+    if cp == 1:
+        return True
+    if arch.seq_len % (2 * cp) or arch.seq_len // (2 * cp) < MIN_CP_CHUNK_TOKENS:
+        return False
+    return method != "ulysses" or ((arch.heads // tp) % cp == 0 and (arch.kv_heads // tp) % cp == 0)
 
 
-def _p2p(cluster: Cluster, size: float, inter: bool) -> float:
-    """A point-to-point send: a two-rank broadcast in formulas.collectives, a + n/B."""
-    bandwidth = cluster.inter_bandwidth if inter else cluster.intra_bandwidth
-    return comm.flat_cost("broadcast", "ring", size, 2, bandwidth, cluster.latency).time_s
+def _shardings(group: int, per_domain: int) -> list[tuple[int, int]]:
+    """(ZeRO stage, shard group) pairs searched: ZeRO-1 to 3 over the whole group
+    (stage 0 moves the same bytes as stage 1 and holds more, so it is left out), and
+    hybrid ZeRO-2/3 inside the scale-up domain when that is a proper part of it."""
+    if group == 1:
+        return [(0, 1)]
+    pairs = [(1, group), (2, group), (3, group)]
+    if 1 < per_domain < group:
+        pairs += [(2, per_domain), (3, per_domain)]
+    return pairs
 
 
-def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes, global_batch: int,
-             *, tp: int, pp: int, dp: int, micro_batch: int, recompute: str, zero_stage: int,
-             act_bytes: float = 2.0) -> Layout:
-    """Cost one layout: memory, FLOPs and collectives from their formulas."""
-    gpn = cluster.gpus_per_node
+class _Memo:
+    """What a search computes once and looks up thereafter: pipeline splits by (stages,
+    chunks) and a layer's activation bytes by (tp, cp, micro-batch)."""
+
+    def __init__(self, arch: Architecture, options: Options) -> None:
+        self.arch, self.options = arch, options
+        self._splits: dict[tuple[int, int], StageSplit | None] = {}
+        self._per_layer: dict[tuple[int, int, int], dict[str, float]] = {}
+
+    def split(self, pp: int, chunks: int) -> StageSplit | None:
+        key = (pp, chunks)
+        if key not in self._splits:
+            try:
+                self._splits[key] = split_layers(self.arch.layers, pp, chunks)
+            except SplitError:
+                self._splits[key] = None
+        return self._splits[key]
+
+    def per_layer(self, tp: int, cp: int, micro_batch: int) -> dict[str, float]:
+        key = (tp, cp, micro_batch)
+        hit = self._per_layer.get(key)
+        if hit is None:
+            opts = self.options
+            hit = {r: opts.act_bytes / 2.0 * mem.activation_bytes_per_layer(
+                self.arch, micro_batch, tp, tp > 1, r, attention=opts.attention,
+                dropout=opts.dropout, cp=cp) for r in RECOMPUTE_MODES}
+            self._per_layer[key] = hit
+        return hit
+
+
+class _Base:
+    """Everything about one (dims, micro-batch) that the recomputation and sharding
+    choices share, computed once; ``layout`` finishes one choice cheaply."""
+
+    def __init__(self, arch: Architecture, cluster: Cluster, per_param: StateBytes, *,
+                 options: Options, cache: lc.CollectiveCache, flops: lc.LayerFlops,
+                 memo: _Memo,
+                 dims: Dims, micro_batch: int, micro_batches: int) -> None:
+        self.cluster, self.per_param, self.dims = cluster, per_param, dims
+        self.b, self.m, self.options = micro_batch, micro_batches, options
+        tp, cp, pp = dims.tp, dims.cp, dims.pp
+        self.chunks = options.chunks(pp)
+        self.schedule = options.schedule if pp > 1 else "1f1b"
+        split = memo.split(pp, self.chunks)
+        if split is None:
+            raise SplitError(f"{arch.layers} layers do not split into {pp} stages of "
+                             f"{self.chunks} chunks")
+        domain = cluster.gpus_per_node
+        tp_pd = group_per_domain(dims, ("tp",), domain)[1]
+        cp_pd = group_per_domain(dims, ("cp",), domain)[1]
+        self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
+        self.group_pd = group_pd
+        pp_pd = group_per_domain(dims, ("pp",), domain)[1]
+        self.tp_inter, self.cp_inter = tp_pd < tp, cp_pd < cp
+        self.dp_inter, self.pp_inter = group_pd < self.group, pp_pd < pp
+        rate = cluster.peak_flops * cluster.compute_efficiency
+        per_gpu = micro_batch * arch.seq_len / cp / tp / rate  # seconds per FLOP-per-token
+        self.rec_layer = {k: v * per_gpu for k, v in flops.recompute.items()}
+        act = micro_batch * arch.seq_len / cp * arch.hidden * options.act_bytes
+        self.tp_op = cache.run("allreduce", act, tp, tp_pd)
+        self.cp_layer = lc.cp_layer_time(
+            arch, cache, method=options.cp_method, tp=tp, cp=cp, per_domain=cp_pd,
+            micro_batch=micro_batch, act_bytes=options.act_bytes,
+            attention_s=flops.attention_forward * per_gpu, overlap=cluster.overlap)
+        msg = act / tp
+        sends = 2 * self.chunks if pp > 1 else 0
+        self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
+        self.pp_mb_bytes = sends * msg
+        self.bubble = lc.bubble_fraction(self.schedule, pp, micro_batches, self.chunks)
+        strategy = mem.Strategy(tp=tp, pp=pp, dp=dims.dp, micro_batch=micro_batch,
+                                sequence_parallel=tp > 1, cp=cp, attention=options.attention,
+                                dropout=options.dropout, schedule=self.schedule,
+                                virtual_stages=self.chunks, micro_batches=micro_batches,
+                                cp_method=options.cp_method)
+        self.loads = mem.rank_loads(arch, strategy, split=split)
+        self.ranks = [(split.rank_layers(ld.rank),
+                       per_gpu * (split.rank_layers(ld.rank) * flops.layer
+                                  + (flops.output if ld.rank == pp - 1 else 0.0)))
+                      for ld in self.loads]
+        self.slowest: dict[str, tuple[int, float]] = {}
+        self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
+        scale = options.act_bytes / 2.0
+        self.scale = scale
+        self.per_layer = memo.per_layer(tp, cp, micro_batch)
+        self.cp_working = mem.cp_working_bytes(arch, micro_batch, tp, cp,
+                                               method=options.cp_method, scale=scale)
+        self.gathered = {shard: mem.gathered_weight_bytes(arch, tp, per_param, shard)
+                         for _, shard in _shardings(self.group, self.group_pd)}
+        params = max(ld.params for ld in self.loads)
+        self.grads, self.weights = params * per_param.gradients, params * per_param.weights
+        self.cache = cache
+
+    def layout(self, recompute: str, zero_stage: int, shard: int) -> Layout:
+        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        cp_total, cp_exposed, cp_bytes = self.cp_layer
+        per_layer_s = self.rec_layer[recompute] + ops * self.tp_op[0] + cp_exposed
+        slowest = self.slowest.get(recompute)
+        if slowest is None:
+            slowest = max(self.ranks, key=lambda lr: lr[1] + lr[0] * per_layer_s)
+            self.slowest[recompute] = slowest
+        layers, compute = slowest
+        slot = compute + layers * per_layer_s + self.pp_mb
+        recompute_mb = layers * self.rec_layer[recompute]
+        backward = 2.0 / 3.0 * compute + recompute_mb
+        hybrid = shard < self.group
+        shard_pd = shard if hybrid else self.group_pd
+        dp = lc.dp_cost(self.cache, zero_stage, (shard, shard_pd),
+                        self.group // shard if hybrid else 1, grads=self.grads,
+                        weights=self.weights, micro_batches=m, forward_s=compute / 3.0,
+                        backward_s=backward, overlap=cl.overlap)
+        working = self.cp_working + (self.per_layer["none"] if recompute == "full" else 0.0)
+        if zero_stage >= 3:
+            working += self.gathered[shard]
+        states = self.states.get((zero_stage, shard))
+        if states is None:
+            states = mem.rank_states(self.loads, self.per_param, zero_stage, shard)
+            self.states[(zero_stage, shard)] = states
+        memory = mem.peak_breakdown(self.loads, states, per_layer=self.per_layer[recompute],
+                                    working=working, scale=self.scale)
+        tp_bytes = m * layers * ops * self.tp_op[1]
+        cp_sent = m * layers * cp_bytes
+        pp_bytes = m * self.pp_mb_bytes
+        inter = (tp_bytes * self.tp_op[2] + cp_sent * self.cp_inter
+                 + pp_bytes * self.pp_inter + dp.inter_bytes)
+        return Layout(
+            dims=self.dims, micro_batch=self.b, recompute=recompute, zero_stage=zero_stage,
+            shard_group=shard, schedule=self.schedule, chunks=self.chunks, micro_batches=m,
+            memory=memory, fits=memory.total <= cl.memory_bytes, bubble_fraction=self.bubble,
+            compute_s=m * compute, recompute_s=m * recompute_mb,
+            bubble_s=self.bubble * m * slot, tp_s=m * layers * ops * self.tp_op[0],
+            cp_s=m * layers * cp_total, cp_exposed_s=m * layers * cp_exposed,
+            pp_s=m * self.pp_mb, dp_s=dp.time_s, dp_exposed_s=dp.exposed_s,
+            tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp.bytes_sent,
+            inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
+            pp_inter=self.pp_inter, dp_inter=self.dp_inter,
+            step_s=m * slot * (1.0 + self.bubble) + dp.exposed_s)
+
+
+def _links(cluster: Cluster) -> lc.Links:
+    return lc.Links(cluster.gpus_per_node, cluster.intra_bandwidth, cluster.inter_bandwidth,
+                    cluster.latency)
+
+
+def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes,
+             global_batch: int, *, tp: int, pp: int, dp: int, micro_batch: int,
+             recompute: str, zero_stage: int, cp: int = 1, hybrid: bool = False,
+             options: Options | None = None, act_bytes: float | None = None) -> Layout:
+    """Cost one layout. ``zero_stage`` shards over DP x CP, or with ``hybrid`` over the
+    part of that group inside one scale-up domain. Raises SplitError or ValueError for
+    a layout the search would not consider."""
+    opts = options or Options()
+    if act_bytes is not None:
+        opts = Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
+                       opts.dropout, act_bytes)
+    dims = Dims(tp=tp, cp=cp, dp=dp, pp=pp)
     m = global_batch // (dp * micro_batch)
-    stage_share = math.ceil(arch.layers / pp) / arch.layers
-    tokens_mb = micro_batch * arch.seq_len
-    rate = cluster.peak_flops * cluster.compute_efficiency
-    model_t = megatron_model_flops_per_token(arch) * tokens_mb * stage_share / tp / rate
-    extra_t = recompute_flops_per_token(arch, recompute) * tokens_mb * stage_share / tp / rate
-    sp = tp > 1
-    memory = memory_per_gpu(
-        arch, Strategy(tp=tp, pp=pp, dp=dp, zero_stage=zero_stage, micro_batch=micro_batch,
-                       sequence_parallel=sp, recompute=recompute, in_flight=min(pp, m)),
-        per_param, None, act_bytes / 2.0)
-    # TP: allreduces of the b x s x h activation, per layer on this stage.
-    act = tokens_mb * arch.hidden * act_bytes
-    tp_count = TP_ALLREDUCES_PER_LAYER[recompute] * math.ceil(arch.layers / pp)
-    # A TP group that does not divide the node (e.g. 6 of 8 GPUs) straddles two nodes
-    # for some groups; the slowest group sets the pace, so cost it across nodes.
-    tp_inter = tp > gpn or gpn % tp != 0
-    tp_per_node = min(tp, gpn) if gpn % tp == 0 or tp > gpn else math.gcd(tp, gpn)
-    tp_one, tp_one_bytes = _collective(cluster, "allreduce", act, tp, tp_per_node)
-    # PP: the activation forward and its gradient back, 1/t of it per TP rank
-    # (Narayanan et al. 2021, Sec. 4.1, scatter/gather optimisation).
-    pp_inter = pp > 1 and tp * dp * pp > gpn
-    pp_msg = act / tp
-    pp_one = 2.0 * _p2p(cluster, pp_msg, pp_inter) if pp > 1 else 0.0
-    # DP: gradients (and ZeRO-3 weights) of this GPU's shard, over dp ranks with stride tp.
-    shard = params_on_gpu(arch, tp, pp)
-    grads, weights = shard * per_param.gradients, shard * per_param.weights
-    dp_node = max(1, min(dp, gpn // tp)) if tp < gpn else 1
-    dp_inter = tp * dp > gpn
-
-    # Rajbhandari et al. 2020, Sec. 7: 2 Psi per step for stages 0-2, 3 Psi for stage 3.
-    # Stages 2-3 repeat per micro-batch (DeepSpeed reduces each micro-batch's gradients
-    # as they are produced; stage 3 gathers weights for every forward and backward).
-    def dp_op(kind: Collective, size: float) -> tuple[float, float]:
-        return _collective(cluster, kind, size, dp, dp_node)
-
-    backward = 2.0 / 3.0 * model_t + extra_t  # backward = 4 of the 6 FLOP, + recompute
-    if zero_stage <= 1:  # one allreduce (ZeRO-1: reduce-scatter + allgather, same bytes)
-        dp_s, dp_bytes = dp_op("allreduce", grads)
-        hidden = min(dp_s, backward)  # bucketed, behind the last backward pass
-    elif zero_stage == 2:
-        (rs_s, rs_b), (ag_s, ag_b) = dp_op("reduce_scatter", grads), dp_op("allgather", weights)
-        dp_s, dp_bytes = m * rs_s + ag_s, m * rs_b + ag_b
-        hidden = m * min(rs_s, backward)
-    else:
-        (rs_s, rs_b), (ag_s, ag_b) = dp_op("reduce_scatter", grads), dp_op("allgather", weights)
-        dp_s, dp_bytes = m * (2 * ag_s + rs_s), m * (2 * ag_b + rs_b)
-        # Forward allgather behind the forward pass, backward allgather + reduce-scatter
-        # behind the backward pass (prefetching, as DeepSpeed and FSDP do).
-        hidden = m * (min(ag_s, model_t / 3.0) + min(ag_s + rs_s, backward))
-    dp_exposed = dp_s - (hidden if cluster.overlap_dp else 0.0)
-    slot = model_t + extra_t + tp_count * tp_one + pp_one
-    return Layout(
-        tp=tp, pp=pp, dp=dp, micro_batch=micro_batch, recompute=recompute,
-        zero_stage=zero_stage, micro_batches=m, memory_bytes=memory.total,
-        fits=memory.total <= cluster.memory_bytes, compute_s=m * model_t,
-        recompute_s=m * extra_t, bubble_s=(pp - 1) * slot, tp_s=m * tp_count * tp_one,
-        pp_s=m * pp_one, dp_s=dp_s, dp_exposed_s=dp_exposed, tp_bytes=m * tp_count * tp_one_bytes,
-        pp_bytes=m * 2 * pp_msg * (pp > 1), dp_bytes=dp_bytes, tp_inter=tp_inter,
-        pp_inter=pp_inter, dp_inter=dp_inter, step_s=(m + pp - 1) * slot + dp_exposed,
-    )
+    cache = lc.CollectiveCache(_links(cluster))
+    base = _Base(arch, cluster, per_param, options=opts, cache=cache, memo=_Memo(arch, opts),
+                 flops=lc.layer_flops(arch, opts.attention), dims=dims,
+                 micro_batch=micro_batch, micro_batches=m)
+    return base.layout(recompute, zero_stage, base.group_pd if hybrid else base.group)
 
 
-def search(arch: Architecture, cluster: Cluster, per_param: StateBytes, global_batch: int,
-           *, tp: int | None = None, pp: int | None = None, dp: int | None = None,
-           micro_batch: int | None = None, act_bytes: float = 2.0) -> list[Layout]:
-    """Every valid layout with tp x pp x dp = num_gpus, fastest first (fitting or not).
-
-    Valid: tp divides the heads and KV heads, pp <= layers, dp divides the global batch,
-    the micro-batch divides each replica's batch; ZeRO 2-3 only without pipelining.
-    """
-    n = cluster.num_gpus
-    pairs = sum(1 for t in divisors(n) if arch.heads % t == 0 and tp in (None, t)
-                for p in divisors(n // t) if p <= arch.layers and pp in (None, p))
-    sizes = MICRO_BATCHES if micro_batch is None else (micro_batch,)
-    if pairs * len(sizes) * len(RECOMPUTE_MODES) * 4 > MAX_LAYOUTS:
-        raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
-                              f"({pairs} tp x pp pairs); fix tp or pp, or pick a GPU count "
-                              "with fewer divisors")
-    layouts: list[Layout] = []
+def _candidates(arch: Architecture, n: int, global_batch: int, memo: _Memo,
+                fixed: dict[str, int | None]) -> list[tuple[Dims, int]]:
+    """Every (dims, micro-batch) the rules allow: TP divides the heads and the KV heads
+    (Megatron splits whole heads, and each rank needs whole KV heads under GQA); the
+    sequence splits into 2 x CP chunks; the layers split into the pipeline's chunks
+    (formulas.stages); DP divides the global batch and the micro-batch a replica's
+    share; the interleaved schedule needs m to be a multiple of PP."""
+    out: list[tuple[Dims, int]] = []
+    opts = memo.options
+    sizes = MICRO_BATCHES if fixed["micro_batch"] is None else (fixed["micro_batch"],)
     for t in divisors(n):
-        if arch.heads % t or arch.kv_heads % t or (tp is not None and t != tp):
+        if arch.heads % t or arch.kv_heads % t or fixed["tp"] not in (None, t):
             continue
-        for p in divisors(n // t):
-            if p > arch.layers or (pp is not None and p != pp):
+        for c in divisors(n // t):
+            if fixed["cp"] not in (None, c) or not cp_allowed(arch, t, c, opts.cp_method):
                 continue
-            d = n // (t * p)
-            if global_batch % d or (dp is not None and d != dp):
-                continue
-            per_replica = global_batch // d
-            for b in sizes:
-                if per_replica % b:
+            for p in divisors(n // (t * c)):
+                d = n // (t * c * p)
+                if fixed["pp"] not in (None, p) or fixed["dp"] not in (None, d):
                     continue
-                for recompute in RECOMPUTE_MODES:
-                    for zero in range(4 if p == 1 and d > 1 else 2 if d > 1 else 1):
-                        layouts.append(evaluate(
-                            arch, cluster, per_param, global_batch, tp=t, pp=p, dp=d,
-                            micro_batch=b, recompute=recompute, zero_stage=zero,
-                            act_bytes=act_bytes))
-    layouts.sort(key=lambda lay: (lay.step_s, lay.memory_bytes))
+                if global_batch % d:
+                    continue
+                if memo.split(p, opts.chunks(p)) is None:
+                    continue
+                per_replica = global_batch // d
+                for b in sizes:
+                    m = per_replica // b
+                    if per_replica % b or (opts.chunks(p) > 1 and m % p):
+                        continue
+                    out.append((Dims(tp=t, cp=c, dp=d, pp=p), b))
+    return out
+
+
+def gpu_counts(arch: Architecture, global_batch: int, options: Options | None = None,
+               *, limit: int = 1 << 62) -> set[int]:
+    """Every GPU count up to ``limit`` that admits at least one layout under the search's
+    rules (``_candidates``): t x c x p x d over the sizes each rule allows."""
+    opts = options or Options()
+    memo = _Memo(arch, opts)
+    tps = divisors(math.gcd(arch.heads, arch.kv_heads))
+    cps = [c for c in divisors(arch.seq_len) if any(cp_allowed(arch, t, c, opts.cp_method)
+                                                    for t in tps)]
+    pps = [p for p in range(1, arch.layers + 1) if memo.split(p, opts.chunks(p)) is not None]
+    counts = {t * c for t in tps for c in cps}
+    counts = {tc * p for tc in counts for p in pps if tc * p <= limit}
+    return {tcp * d for tcp in counts for d in divisors(global_batch) if tcp * d <= limit}
+
+
+def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
+           global_batch: int, *, tp: int | None = None, pp: int | None = None,
+           dp: int | None = None, cp: int | None = None, micro_batch: int | None = None,
+           options: Options | None = None, act_bytes: float | None = None) -> list[Layout]:
+    """Every valid layout with tp x cp x pp x dp = num_gpus, fastest first (fitting or
+    not); ties go to the one with less memory."""
+    opts = options or Options()
+    if act_bytes is not None:
+        opts = Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
+                       opts.dropout, act_bytes)
+    n = cluster.num_gpus
+    fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
+    memo = _Memo(arch, opts)
+    candidates = _candidates(arch, n, global_batch, memo, fixed)
+    count = sum(len(RECOMPUTE_MODES) * (5 if d.dp * d.cp > 1 else 1) for d, _ in candidates)
+    if count > MAX_LAYOUTS:
+        raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
+                              f"({len(candidates)} sizes and micro-batches); fix tp, cp or "
+                              "pp, or pick a GPU count with fewer divisors")
+    cache = lc.CollectiveCache(_links(cluster))
+    flops = lc.layer_flops(arch, opts.attention)
+    layouts: list[Layout] = []
+    for dims, b in candidates:
+        base = _Base(arch, cluster, per_param, options=opts, cache=cache, flops=flops,
+                     memo=memo, dims=dims, micro_batch=b,
+                     micro_batches=global_batch // (dims.dp * b))
+        shardings = _shardings(base.group, base.group_pd)
+        for recompute in RECOMPUTE_MODES:
+            for zero, shard in shardings:
+                layouts.append(base.layout(recompute, zero, shard))
+    layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
     return layouts

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from calculators.core.spec import Choice, Inputs, Param, ValidationError
 from calculators.formulas.architecture import Architecture
+from calculators.formulas.stages import SplitError, split_layers
 
 ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     Param(
@@ -167,8 +168,11 @@ ARCHITECTURE_DETAIL = (
 )
 
 
-def check_layout(arch: Architecture, tp: int, pp: int) -> None:
-    """Cross-field rules: TP splits heads (and KV heads), PP splits layers."""
+def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1) -> None:
+    """Cross-field rules: TP splits whole heads, and under GQA whole KV heads (each rank
+    computes attention for its own heads, so it needs the K and V they read: Megatron
+    requires the query groups to divide by TP); PP splits the layers evenly, or with one
+    layer fewer on the first and last chunk (formulas.stages)."""
     if arch.heads % tp:
         raise ValidationError(
             "tp",
@@ -185,3 +189,7 @@ def check_layout(arch: Architecture, tp: int, pp: int) -> None:
             f"pipeline size {pp} is more than the {arch.layers} "
             "layers: every stage needs at least one layer",
         )
+    try:
+        split_layers(arch.layers, pp, chunks)
+    except SplitError as err:
+        raise ValidationError("pp", str(err)) from None

@@ -3,13 +3,54 @@ the overrides of its peak and memory."""
 
 from __future__ import annotations
 
-from calculators.catalogues.hardware import ACCELERATORS
-from calculators.core.spec import Choice, Param
+from calculators.catalogues.hardware import ACCELERATORS, PRECISIONS, Accelerator, Precision
+from calculators.core.spec import Choice, Inputs, Param
 
 
 def accelerator_choices() -> tuple[Choice, ...]:
     """The catalogue as choices for a ``gpu`` input."""
     return tuple(Choice(a.id, a.name) for a in ACCELERATORS.values())
+
+
+#: Which of the catalogue's dense peaks a calculator divides by. MFU is conventionally
+#: quoted against the BF16 peak even for runs whose GEMMs are FP8 (Llama 3 reports BF16
+#: MFU; the dense chapter discusses DeepSeek-V3's FP8 run against both).
+PEAK_PRECISION_PARAM = Param(
+    "peak_precision",
+    "Peak at precision",
+    "choice",
+    "bf16",
+    choices=(Choice("bf16", "BF16 (dense)"), Choice("fp8", "FP8 (dense)"),
+             Choice("fp4", "FP4 (dense)")),
+    help="The datasheet's dense tensor peak at this precision. A device without that "
+    "precision runs it at its next wider one (A100: FP8 at the BF16 rate); the result "
+    "says which rate was used.",
+)
+
+
+def peak_precision(inputs: Inputs) -> Precision:
+    """The validated ``peak_precision`` input, typed."""
+    value = inputs.text("peak_precision")
+    if value not in PRECISIONS:  # validation has already refused it; this narrows the type
+        raise ValueError(f"unknown precision {value!r}")
+    return value
+
+
+def peak_flops(inputs: Inputs, gpu: Accelerator) -> float:
+    """``peak_flops`` if given, else the catalogue's dense peak at ``peak_precision``."""
+    return inputs.opt("peak_flops") or gpu.peak_flops(peak_precision(inputs))
+
+
+def peak_note(inputs: Inputs, gpu: Accelerator) -> str | None:
+    """A note when the chosen precision fell back to a wider one (or was overridden)."""
+    if inputs.opt("peak_flops") is not None:
+        return None
+    wanted = peak_precision(inputs)
+    used = gpu.precision_used(wanted)
+    if used == wanted:
+        return None
+    return (f"{gpu.name} has no dense {wanted.upper()} tensor rate in its datasheet: "
+            f"the {used.upper()} peak ({gpu.peak_flops(used) / 1e12:,.1f} TFLOP/s) is used.")
 
 
 #: The override of the catalogue's peak, shared by every calculator that divides by it.
@@ -25,7 +66,7 @@ PEAK_FLOPS_PARAM = Param(
     maximum=1e17,
     optional=True,
     placeholder="from the accelerator",
-    help="Blank: the catalogue's dense BF16 peak for the chosen accelerator.",
+    help="Blank: the catalogue's dense peak for the chosen accelerator and precision.",
     advanced=True,
 )
 

@@ -10,6 +10,14 @@ from calculators.formulas.sharding import COMM_BYTES
 BATCH_SIZE_PARAM = Param(
     "batch_size", "Global batch", "int", 65_536, unit="sample", minimum=1,
     maximum=1e9, help="Samples per step over all workers.")
+NUM_SPARSE_FEATURES_PARAM = Param(
+    "num_sparse_features", "Sparse features per sample", "int", 100, minimum=1,
+    maximum=100_000,
+    help="Categorical features a sample carries; each looks up one table and is pooled "
+         "into one vector, so a sample reads features x IDs-per-feature rows. Features "
+         "and tables differ: several features may share a table (TorchRec's "
+         "EmbeddingBagConfig lists the features of each table). Criteo: 26, one per "
+         "table. 100 is an assumption.")
 POOLING_FACTOR_PARAM = Param(
     "pooling_factor", "IDs per feature per sample", "float", 10.0, minimum=1e-3,
     maximum=1e5,
@@ -46,6 +54,7 @@ HOST_RESERVE_PARAM = Param(
 #: By input name, for a calculator that takes them with its own help.
 SPARSE_STEP_PARAMS: dict[str, Param] = {p.name: p for p in (
     BATCH_SIZE_PARAM,
+    NUM_SPARSE_FEATURES_PARAM,
     POOLING_FACTOR_PARAM,
     UNIQUE_RATIO_PARAM,
     DTYPE_PARAM,

@@ -27,7 +27,11 @@ RECOMPUTE_PARAM = Param(
     choices=(Choice("none", "none"), Choice("selective", "selective (attention scores)"),
              Choice("full", "full (keep layer inputs only)")),
     help="Korthikanti et al. 2022: selective recomputes the attention-score part "
-         "(5as/h), full recomputes each layer from its input (+1 forward pass of FLOPs).")
+         "(5as/h; a fused attention kernel stores no scores, so it has little left to "
+         "save), full recomputes each layer from its input (+1 forward pass of FLOPs). "
+         "Full recomputation still holds one layer's whole activation set while that "
+         "layer is rebuilt: counted here as working memory, left out of the paper's "
+         "Table 2.")
 
 
 # --- the training run: inputs ``training_compute`` shares with the sizing -------------
@@ -51,7 +55,7 @@ FLOPS_PER_PARAM_TOKEN_PARAM = Param(
     minimum=1,
     maximum=24,
     help="6 = forward 2 + backward 4 (Kaplan et al. 2020, Sec. 2.1); 8 with full "
-    "activation recomputation (Narayanan et al. 2021, Sec. 5.1).",
+    "activation recomputation (Narayanan et al. 2021, Sec. 5.1, Eq. 4).",
 )
 
 UTILIZATION_PARAM = Param(
@@ -117,4 +121,25 @@ CARBON_INTENSITY_PARAM = Param(
     maximum=2,
     help="0.385 kgCO2e/kWh, the US national average used by Meta (LLaMA, Table 15).",
     advanced=True,
+)
+
+# --- goodput: the share of wall-clock that trains (inputs.reliability reads it) -------
+
+GOODPUT_PARAM = Param(
+    "goodput",
+    "Goodput (share of wall-clock that trains)",
+    "float",
+    1.0,
+    unit="1",
+    # Below 1% a run of days would take years; the floor keeps days finite.
+    minimum=0.01,
+    maximum=1,
+    optional=True,
+    placeholder="estimated from Llama 3's failure rate",
+    help="Time that advances training over elapsed time (Llama 3's effective training "
+    "time: above 90% over 54 days on 16,384 H100s, Dubey et al. 2024, Sec. 3.3.4). MFU "
+    "leaves restarts out (PaLM, App. B); this puts them back: days = ideal days / "
+    "goodput. 1 (default) ignores failures and checkpoints, as published estimates such "
+    "as Megatron's 34 days do. Blank: estimated by the goodput calculator's model from "
+    "Llama 3's interruption rate per GPU and a synchronous checkpoint of the model state.",
 )

@@ -29,7 +29,7 @@ def test_planner_recomputes_live_with_table(site_url: str,
     page.goto(f"{site_url}/dense/")
     page.fill(f"{widget} [name=num_gpus]", "512")
     page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
-    expected = calculators.compute("parallel_plan", overlap_dp=False, num_gpus=512)
+    expected = calculators.compute("parallel_plan", overlap=0, num_gpus=512)
     for name in ("tp", "pp", "dp", "step_time", "mfu", "memory_per_gpu_bytes"):
         assert float(_raw(page, widget, name) or "nan") == expected.value(name), name
     table = expected.computed.table

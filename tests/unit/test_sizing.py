@@ -84,7 +84,8 @@ def test_layout_is_parallel_plans_winner(inputs: dict[str, object]) -> None:
         assert result.value(name) == plan.value(name), name
     assert value(result, "memory_per_gpu_bytes") == value(plan, "memory_per_gpu_bytes")
     assert value(result, "planner_mfu") == pytest.approx(value(plan, "mfu"), rel=1e-12)
-    capacity = 80e9  # A100 80GB and H100 SXM, as their datasheets state it
+    # A100 80GB and H100 SXM: their "80GB" is 80 GiB of HBM (issue 13, item 12).
+    capacity = 80 * 2**30
     assert value(result, "memory_headroom_bytes") == pytest.approx(
         capacity - value(plan, "memory_per_gpu_bytes"))
 
@@ -153,6 +154,27 @@ def test_sparse_agrees_with_embedding_memory_and_sparse_training() -> None:
         energy_kwh(value(result, "gpu_hours"), 700.0, 1.1))
 
 
+def test_sparse_features_are_not_the_tables() -> None:
+    # The capstone's recommender: 1,000 tables, but 100 features of 10 IDs per sample.
+    # Each of 8 workers pulls the distinct rows of its 8,192 samples: 0.5 x 8,192 x 100
+    # x 10 IDs, pushing 8 B of ID and 128 x 4 B of gradient for each (sparse_training).
+    result = size(**TRILLION, num_sparse_features=100, deadline_days=14, dense_on_ps=False,
+                  utilization=0.4, flops_per_param_token=6)
+    n, hosts = int(value(result, "num_gpus")), int(value(result, "ps_hosts"))
+    assert n == 8
+    unique_ids = 0.5 * 65_536 / n * 100 * 10
+    assert value(result, "inter_node_bytes_per_step") == pytest.approx(unique_ids * (8 + 512))
+    st_result = run("sparse_training", num_workers=n, num_ps_servers=hosts,
+                    num_sparse_features=100, dense_on_ps=False, gpu="h100_sxm",
+                    embedding_bytes=value(result, "embedding_bytes"))
+    assert value(result, "comm_time_per_step") == pytest.approx(
+        value(st_result, "ps_step_comm_time_s"))
+    # Blank means one feature per table (DLRM), ten times the IDs here.
+    blank, per_table = size(**TRILLION), size(**TRILLION, num_sparse_features=1000)
+    assert blank.to_dict()["outputs"] == per_table.to_dict()["outputs"]
+    assert value(blank, "num_gpus") > n
+
+
 def test_sparse_collective_when_the_tables_fit() -> None:
     # 26 tables of 1M rows: 13.7 GB with row-wise Adagrad, on one H100 node.
     result = size(model_kind="sparse", num_tables=26, rows_per_table=1e6, gpu="h100_sxm",
@@ -164,15 +186,71 @@ def test_sparse_collective_when_the_tables_fit() -> None:
 # --- a published anchor --------------------------------------------------------------
 
 def test_gpt3_in_34_days_needs_1024_a100s() -> None:
-    # Narayanan et al. 2021, Sec. 5.1: GPT-3 (175B, 300B tokens) at 140 TFLOP/s per A100,
-    # counted as 8 N D (full recomputation), takes about 34 days on 1,024 GPUs. The
-    # calculator's defaults are that run, with the architecture's 174.6B parameters.
+    # Narayanan et al. 2021, Sec. 5.1 and Eq. 4: GPT-3 (175B, 300B tokens) at 140 TFLOP/s
+    # per A100, counted as 8 N D (full recomputation), takes about 34 days on 1,024 GPUs.
+    # The calculator's defaults are that run counted as model FLOPs (6 N D), so that the
+    # count holds whatever the planner's layout recomputes: 140 x 6/8 = 105 TFLOP/s,
+    # 33.65% of 312 (tolerance 1e-3: the default is rounded to 0.3365).
     result = size()
     assert value(result, "num_gpus") == 1024
     assert value(result, "num_nodes") == 128
-    assert pytest.approx(float(result.inputs["utilization"]), rel=1e-3) == 140e12 / 312e12  # type: ignore[arg-type]
+    assert result.inputs["flops_per_param_token"] == 6
+    assert pytest.approx(float(result.inputs["utilization"]), rel=1e-3) == 105e12 / 312e12  # type: ignore[arg-type]
     assert value(result, "wall_clock_days") == pytest.approx(34, rel=0.01)
     assert value(result, "gpus_for_deadline") == pytest.approx(1019, abs=1)
+    # 6 N D with the architecture's 174.6B parameters is Brown et al. 2020's 3.14e23 FLOP
+    # (App. D, Table D.1; the rounding of the table, 0.5%).
+    assert value(result, "total_flops") == pytest.approx(3.14e23, rel=0.005)
+    # One assumption per example: counted as model FLOPs, no recomputation warning.
+    assert not any("recomput" in w for w in result.computed.warnings)
+
+
+def test_counting_full_recomputation_for_a_selective_layout_warns() -> None:
+    # 8 N D assumes every layer is recomputed (Narayanan et al. 2021, Eq. 4); the planner
+    # picks selective recomputation for GPT-3 on 1,024 A100s, so the two disagree.
+    result = size(flops_per_param_token=8, utilization=140e12 / 312e12)
+    assert result.value("recompute") != "full"
+    assert any("recomputes" in w for w in result.computed.warnings)
+    assert value(result, "wall_clock_days") == pytest.approx(
+        value(size(), "wall_clock_days"), rel=1e-3)
+
+
+def test_headline_days_are_the_planners_when_the_layout_is_slower() -> None:
+    # Llama 3 70B's batch of 2,048 sequences over 10 days: the batch is spread so thinly
+    # that the planner's layout (pipeline stages of one-sequence micro-batches) reaches
+    # well under the assumed 40% MFU. The headline time, GPU-hours and cost are then the
+    # planner's, and the table says why.
+    result = size(**{**LLAMA_RUN, "deadline_days": 10})
+    planner = value(result, "planner_days")
+    n = int(value(result, "num_gpus"))
+    params = value(run("model_params", **LLAMA3_70B), "params")
+    at_mfu = value(run("training_compute", params=params, tokens=15e12, utilization=0.4,
+                       gpu="h100_sxm", num_gpus=n), "wall_clock_days")
+    assert planner > 1.2 * at_mfu
+    assert value(result, "wall_clock_days") == planner
+    assert value(result, "gpu_hours") == pytest.approx(
+        value(result, "num_gpus") * planner * 24, rel=1e-12)
+    assert value(result, "cost_usd") == pytest.approx(value(result, "gpu_hours") * 2.0)
+    assert value(result, "read_bandwidth") == pytest.approx(
+        read_bandwidth(15e12 / (planner * 86_400), 4.0))
+    table = result.computed.table
+    assert table is not None
+    row = next(r for r in table.rows if r[0] == "Wall-clock time")
+    assert "planner" in row[1] and "MFU" in row[2]
+    # ... and when the planner is faster, the assumed MFU stays the estimate.
+    quicker = size(**LLAMA_RUN)
+    assert value(quicker, "planner_days") < value(quicker, "wall_clock_days")
+
+
+@pytest.mark.parametrize("inputs", [{}, LLAMA_RUN, TRILLION], ids=["gpt3", "llama", "sparse"])
+def test_unrounded_gpu_count_shows_one_value(inputs: dict[str, object]) -> None:
+    # The output and the table's row show the same text for the unrounded count.
+    result = size(**inputs)
+    shown = result.to_dict()["outputs"]["gpus_for_deadline"]["text"].removesuffix(" GPU")
+    table = result.computed.table
+    assert table is not None
+    row = next(r for r in table.rows if r[0].startswith("GPUs for the"))
+    assert row[1].split(" ->")[0] == shown
 
 
 def test_llama3_405b_on_16k_h100s() -> None:

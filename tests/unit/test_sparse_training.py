@@ -112,6 +112,33 @@ def test_ps_wins_with_heavy_deduplication_and_enough_servers() -> None:
     assert result.value("recommended_mode") == "ps"
 
 
+def test_matched_bandwidth_comparison() -> None:
+    # The default compares 16 CPU servers on 100 GbE with 64 GPUs on 400 Gb/s, the dense
+    # part on the PS: 57x in the collective's favour. Give the PS one server per worker at
+    # the workers' 50 GB/s and allreduce the dense part, and the gap is 2.4x: what is
+    # left is distinct rows (0.5 x 1,024 samples x 100 x 10 IDs) against pooled vectors.
+    result = step()
+    coll = num(result, "collective_step_comm_time_s")
+    assert num(result, "ps_step_comm_time_s") / coll == pytest.approx(56.8, rel=0.01)
+    matched = num(result, "ps_matched_step_comm_time_s")
+    assert matched / coll == pytest.approx(2.37, rel=0.01)
+    by_hand = step(num_ps_servers=64, server_nic_bandwidth="50GB/s", dense_on_ps=False)
+    assert matched == pytest.approx(num(by_hand, "ps_step_comm_time_s"), rel=1e-12)
+    table = result.computed.table
+    assert table is not None
+    assert [row[0] for row in table.rows] == ["as configured", "matched bandwidth"]
+    assert "57x" in table.rows[0][-1] and "2.4x" in table.rows[1][-1]
+    assert "2.4x" in str(result.value("recommendation"))
+
+
+@given(servers=st.integers(1, 512), port=st.floats(1e9, 1e11), dense_on_ps=st.booleans())
+def test_matched_bandwidth_ignores_the_configured_servers(servers: int, port: float,
+                                                          dense_on_ps: bool) -> None:
+    result = step(num_ps_servers=servers, server_nic_bandwidth=port, dense_on_ps=dense_on_ps)
+    assert num(result, "ps_matched_step_comm_time_s") == pytest.approx(
+        num(step(), "ps_matched_step_comm_time_s"), rel=1e-12)
+
+
 def test_servers_needed_meets_the_target_and_one_fewer_does_not() -> None:
     target = 0.2
     result = step(target_step_time=target)

@@ -8,7 +8,7 @@
 
 const SVG_NS = "http://www.w3.org/2000/svg";
 
-function setText(el, text) {
+export function setText(el, text) {
   if (el.textContent !== text) el.textContent = text;
 }
 
@@ -70,6 +70,15 @@ export function clearErrors(widget) {
   for (const control of widget.querySelectorAll("[aria-invalid]")) control.removeAttribute("aria-invalid");
 }
 
+/** The label a reader sees for an input (its unit included), or its name. */
+export function labelOf(widget, name) {
+  const field = Array.from(widget.querySelectorAll("[data-field]")).find(
+    (el) => el.dataset.field === name,
+  );
+  const label = field && field.querySelector("label");
+  return label ? label.textContent.replace(/\s+/g, " ").trim() : name;
+}
+
 export function showError(widget, error) {
   clearErrors(widget);
   const name = String(error.input || "");
@@ -84,7 +93,15 @@ export function showError(widget, error) {
     if (folded) folded.open = true;
     const control = widget.querySelector(`form [name="${CSS.escape(name)}"]`);
     if (control) control.setAttribute("aria-invalid", "true");
-    setStatus(widget, `Check ${name}: the results shown are from the last valid inputs.`);
+    // The echo under the field described the last valid value, not what it holds now.
+    const echo = Array.from(widget.querySelectorAll("[data-parsed-for]")).find(
+      (el) => el.dataset.parsedFor === name,
+    );
+    if (echo) setText(echo, "");
+    const field = slot.closest("[data-field]");
+    const where = field && field.hidden ? " (an input of another mode, now hidden)" : "";
+    setStatus(widget, `Check ${labelOf(widget, name)}${where}: the results shown are from ` +
+      "the last valid inputs.");
   } else {
     setStatus(widget, `${message} The results shown are from the last valid inputs.`);
   }
@@ -139,8 +156,13 @@ export function buildTable(holder, table) {
   if (!holder || unchanged(holder, table)) return;
   if (!table) {
     holder.replaceChildren();
+    for (const name of ["tabindex", "role", "aria-label"]) holder.removeAttribute(name);
     return;
   }
+  // A table wider than a phone scrolls in its box, which keyboard users must reach.
+  holder.tabIndex = 0;
+  holder.setAttribute("role", "region");
+  holder.setAttribute("aria-label", table.caption || "Details");
   const el = document.createElement("table");
   el.className = "bm-table";
   if (table.caption) {
@@ -163,22 +185,66 @@ export function buildTable(holder, table) {
   holder.replaceChildren(el);
 }
 
-function drawChart(holder, svgText) {
-  if (!holder || unchanged(holder, svgText)) return;
-  if (!svgText) {
-    holder.replaceChildren();
-    return;
-  }
-  const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
-  const svg = doc.documentElement;
-  if (svg.namespaceURI !== SVG_NS || doc.querySelector("parsererror")) return;
-  for (const bad of svg.querySelectorAll("script, foreignObject")) bad.remove();
-  for (const el of [svg, ...svg.querySelectorAll("*")]) {
-    for (const attr of Array.from(el.attributes)) {
-      if (/^on/i.test(attr.name) || /^\s*javascript:/i.test(attr.value)) el.removeAttribute(attr.name);
+// A chart is one SVG document holding a layout per width (calculators.core.charts):
+// each goes into its holder, and the stylesheet shows the one that fits the column.
+function drawChart(widget, svgText) {
+  const holders = { wide: widget.querySelector("[data-chart]"), narrow: widget.querySelector("[data-chart-narrow]") };
+  if (!holders.wide || unchanged(holders.wide, svgText)) return;
+  const layouts = { wide: null, narrow: null };
+  if (svgText) {
+    const doc = new DOMParser().parseFromString(svgText, "image/svg+xml");
+    const svg = doc.documentElement;
+    if (svg.namespaceURI !== SVG_NS || doc.querySelector("parsererror")) return;
+    for (const bad of svg.querySelectorAll("script, foreignObject")) bad.remove();
+    for (const el of [svg, ...svg.querySelectorAll("*")]) {
+      for (const attr of Array.from(el.attributes)) {
+        if (/^on/i.test(attr.name) || /^\s*javascript:/i.test(attr.value)) el.removeAttribute(attr.name);
+      }
+    }
+    const parts = Array.from(svg.children).filter((el) => el.dataset && el.dataset.layout);
+    if (!parts.length) layouts.wide = svg;
+    for (const part of parts) {
+      part.removeAttribute("display");
+      layouts[part.dataset.layout] = part;
     }
   }
-  holder.replaceChildren(document.importNode(svg, true));
+  for (const [name, holder] of Object.entries(holders)) {
+    if (!holder) continue;
+    if (layouts[name]) holder.replaceChildren(document.importNode(layouts[name], true));
+    else holder.replaceChildren();
+  }
+}
+
+// The headline outputs: the sticky summary, and one short polite announcement when
+// they change (the results block itself is not a live region).
+const announced = new WeakMap();
+function itemText(item) {
+  const label = item.querySelector(".bm-summary__label");
+  const value = item.querySelector("[data-headline-value]");
+  return `${label ? label.textContent : ""} ${value ? value.textContent : ""}`.trim();
+}
+
+function headlineText(widget) {
+  return Array.from(widget.querySelectorAll("[data-headline]:not([hidden])"), itemText).join("; ");
+}
+
+function updateHeadline(widget, outputs) {
+  if (!announced.has(widget)) announced.set(widget, headlineText(widget));
+  const parts = [];
+  for (const item of widget.querySelectorAll("[data-headline]")) {
+    const output = outputs[item.dataset.headline];
+    if (!output) continue;
+    const value = item.querySelector("[data-headline-value]");
+    if (value) setText(value, output.text);
+    const absent = output.raw === "";
+    if (item.hidden !== absent) item.hidden = absent;
+    if (!absent) parts.push(itemText(item));
+  }
+  const text = parts.join("; ");
+  const region = widget.querySelector("[data-announce]");
+  if (!region || announced.get(widget) === text) return;
+  announced.set(widget, text);
+  setText(region, `${text}.`);
 }
 
 export function applyResult(widget, result) {
@@ -199,7 +265,8 @@ export function applyResult(widget, result) {
   listItems(widget.querySelector("[data-warnings]"), result.warnings || []);
   listItems(widget.querySelector("[data-notes]"), result.notes || []);
   buildTable(widget.querySelector("[data-table]"), result.table);
-  drawChart(widget.querySelector("[data-chart]"), result.chart);
+  drawChart(widget, result.chart);
+  updateHeadline(widget, result.outputs);
   clearErrors(widget);
   if (widget.classList.contains("bm-stale")) widget.classList.remove("bm-stale");
   if (performance.getEntriesByName("bm:first-live").length === 0) performance.mark("bm:first-live");

@@ -7,14 +7,21 @@
 
 import { ask, onRuntime, Runaway, runtimeFailure, runtimeState, startRuntime } from "./runtime.js";
 import {
-  applyResult, differsFromExample, readInputs, setState, setStatus, showError, writeInputs,
+  applyResult, clearErrors, differsFromExample, exampleInputs, labelOf, readInputs, setState,
+  setStatus, showError,
 } from "./dom.js";
-import { renderComparison, restoreFromLink, runAction } from "./share.js";
+import { renderComparison, restoreFromLink, runAction, keysFor, THEME_KEYS } from "./share.js";
+import {
+  applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions, presetsEdited,
+  rememberInAddress,
+} from "./form.js";
 
 const DEBOUNCE_MS = 120;
 const LIVE_IDLE = "Live: change any input to recompute in your browser.";
+const REMEMBER_MS = 300;
 const widgetState = new WeakMap();
-let restoredHref = "";
+const restoredPages = new WeakSet(); // the first widget of each page whose link was read
+let rememberTimer = 0;
 let shownPath = location.pathname; // the page on screen (Material pushes the next URL early)
 
 function entryOf(widget) {
@@ -46,8 +53,9 @@ async function compute(widget) {
   setState(widget, "loading");
   if (runtimeState() !== "ready") setStatus(widget, "Starting the live runtime…");
   let answer;
+  const inputs = readInputs(widget);
   try {
-    answer = await ask("compute", { calc: widget.dataset.calc, inputs: readInputs(widget) });
+    answer = await ask("compute", { calc: widget.dataset.calc, inputs });
   } catch (err) {
     if (seq !== entry.seq) return;
     if (err instanceof Runaway) {
@@ -60,11 +68,37 @@ async function compute(widget) {
   }
   if (seq !== entry.seq || !widget.isConnected) return; // a newer request is on its way
   if (answer.ok) {
+    entry.lastGood = inputs;
+    entry.choice = null;
     applyResult(widget, answer.result);
+    if (entry.moved) {
+      setStatus(widget, `Live: recomputed. ${entry.moved}`);
+      entry.moved = "";
+    }
     if (entry.baseline) renderComparison(widget, entry.baseline);
+  } else if (entry.choice && answer.error && answer.error.together
+             && refuseChoice(widget, entry.choice, answer.error)) {
+    entry.choice = null;
   } else {
     showError(widget, answer.error || {});
   }
+}
+
+// What the reader typed, in the address bar (see form.js): Back and Forward restore it.
+function remember() {
+  clearTimeout(rememberTimer);
+  rememberTimer = setTimeout(() => {
+    const entries = [];
+    for (const widget of allWidgets()) {
+      const keys = keysFor(widget);
+      const key = keys[keys.length - 1];
+      const example = exampleInputs(widget);
+      entries.push([key, encodeWidget(widget, readInputs(widget), example)]);
+      const { baseline } = entryOf(widget);
+      if (baseline) entries.push([`${key}.base`, encodeWidget(widget, baseline, example)]);
+    }
+    rememberInAddress(entries, THEME_KEYS);
+  }, REMEMBER_MS);
 }
 
 function schedule(widget, delay) {
@@ -75,6 +109,58 @@ function schedule(widget, delay) {
   setState(widget, "loading");
   if (delay === 0) compute(widget); // a submit or a choice: no reason to wait
   else entry.timer = setTimeout(() => compute(widget), delay);
+  presetsEdited(widget);
+  remember();
+}
+
+// A choice that the calculator refuses with the other inputs as they are (a topology
+// too small for the cluster, a hierarchical algorithm for ranks that do not fill whole
+// nodes): the select goes back to the choice that worked, the option is disabled with
+// the calculator's reason, and the results (those of the restored inputs) stay. The
+// option is offered again once another input changes.
+function refuseChoice(widget, choice, error) {
+  const select = widget.querySelector(`form select[name="${CSS.escape(choice.name)}"]`);
+  const option = select && select.selectedOptions[0];
+  if (!option || choice.previous === undefined || option.value === choice.previous) return false;
+  const label = option.dataset.label || option.textContent;
+  option.dataset.label = label;
+  option.dataset.refused = "";
+  option.disabled = true;
+  option.textContent = `${label} (not with these inputs: ${error.message || "refused"})`;
+  select.value = choice.previous;
+  conditionsChanged(widget);
+  const kept = select.selectedOptions[0] ? select.selectedOptions[0].textContent : choice.previous;
+  entryOf(widget).refused = true;
+  clearErrors(widget);
+  widget.classList.remove("bm-stale");
+  setStatus(widget, `${labelOf(widget, choice.name)}: ${label} does not go with the other ` +
+    `inputs (${error.message || "refused"}); kept ${kept}.`);
+  setState(widget, "ready");
+  remember();
+  return true;
+}
+
+/** Offer refused options again (other inputs changed); ``except``: a select to skip. */
+function clearRefusals(widget, except) {
+  let cleared = true;
+  for (const option of widget.querySelectorAll("form option[data-refused]")) {
+    if (option.parentElement && option.parentElement.name === except) {
+      cleared = false;
+      continue;
+    }
+    delete option.dataset.refused;
+    option.disabled = false;
+    option.textContent = option.dataset.label;
+  }
+  if (hasConditions(widget)) applyConditions(widget);
+  return cleared;
+}
+
+// A choice that made another one inapplicable moved it; the status line says so.
+function conditionsChanged(widget) {
+  if (!hasConditions(widget)) return;
+  const changes = applyConditions(widget);
+  if (changes.length) entryOf(widget).moved = changes.join(" ");
 }
 
 function bindTools(widget) {
@@ -90,10 +176,12 @@ function bindTools(widget) {
       if (action === "pin") {
         entry.baseline = readInputs(widget);
         widget.dataset.baseline = "pinned";
+        remember();
         await renderComparison(widget, entry.baseline);
       } else if (action === "unpin") {
         entry.baseline = null;
         delete widget.dataset.baseline;
+        remember();
         await renderComparison(widget, null);
       } else {
         await runAction(widget, action, entry.baseline);
@@ -102,16 +190,6 @@ function bindTools(widget) {
       unavailable(widget);
     }
   });
-  const presets = widget.querySelector("select[data-preset]");
-  if (presets) {
-    presets.addEventListener("change", () => {
-      const option = presets.selectedOptions[0];
-      if (!option || !option.dataset.texts) return;
-      writeInputs(widget, JSON.parse(option.dataset.texts));
-      presets.value = "";
-      schedule(widget, 0);
-    });
-  }
 }
 
 function bind(widget) {
@@ -119,14 +197,34 @@ function bind(widget) {
   widget.dataset.bound = "1";
   const form = widget.querySelector("form");
   if (!form) return;
+  const isInput = (target) => target instanceof Element && target.hasAttribute("name");
   form.addEventListener("input", (event) => {
-    if (event.target instanceof HTMLSelectElement) return;
+    if (event.target instanceof HTMLSelectElement || !isInput(event.target)) return;
+    const entry = entryOf(widget);
+    entry.choice = null;
+    if (entry.refused) entry.refused = !clearRefusals(widget, "");
     schedule(widget, DEBOUNCE_MS);
   });
   form.addEventListener("change", (event) => {
-    if (event.target instanceof HTMLSelectElement) schedule(widget, 0);
+    if (!(event.target instanceof HTMLSelectElement) || !isInput(event.target)) return;
+    const entry = entryOf(widget);
+    const { name } = event.target;
+    // Remembered so that a choice the calculator refuses with these inputs can be
+    // undone (see refuseChoice); only from valid inputs, or the error is the reader's.
+    entry.choice = widget.dataset.state === "error" ? null
+      : { name, previous: (entry.lastGood || exampleInputs(widget))[name] };
+    if (entry.refused) entry.refused = !clearRefusals(widget, name);
+    conditionsChanged(widget);
+    schedule(widget, 0);
   });
   form.addEventListener("submit", (event) => {
+    event.preventDefault();
+    schedule(widget, 0);
+  });
+  // Enter in a field recomputes at once (a form of several fields and no submit button
+  // has no implicit submission).
+  form.addEventListener("keydown", (event) => {
+    if (event.key !== "Enter" || !(event.target instanceof HTMLInputElement)) return;
     event.preventDefault();
     schedule(widget, 0);
   });
@@ -134,6 +232,12 @@ function bind(widget) {
     widget.addEventListener(type, () => startRuntime(), { once: true, passive: true });
   }
   bindTools(widget);
+  bindHelp(widget);
+  bindPresets(widget, () => {
+    entryOf(widget).choice = null;
+    conditionsChanged(widget);
+    schedule(widget, 0);
+  });
   const state = runtimeState();
   if (state === "ready") {
     widget.dataset.runtime = "ready";
@@ -168,16 +272,24 @@ onRuntime((state) => {
 
 function bindAll() {
   shownPath = location.pathname;
+  // The theme wraps wide Markdown tables in a box that scrolls sideways on a narrow
+  // screen: keyboard users must be able to reach it (axe: scrollable-region-focusable).
+  for (const box of document.querySelectorAll(".md-typeset__scrollwrap:not([tabindex])")) {
+    box.tabIndex = 0;
+  }
   const widgets = allWidgets();
   widgets.forEach(bind);
-  if (widgets.length && location.href !== restoredHref && location.search) {
-    restoredHref = location.href;
+  // Each page's content once: a link's inputs, or what Back or Forward brings back.
+  if (widgets.length && !restoredPages.has(widgets[0]) && location.search) {
+    restoredPages.add(widgets[0]);
     restoreFromLink(widgets, (widget, restored) => {
       if (restored.baseline) {
         const entry = entryOf(widget);
         entry.baseline = restored.baseline;
         widget.dataset.baseline = "pinned";
       } else {
+        entryOf(widget).choice = null;
+        conditionsChanged(widget);
         schedule(widget, 0);
       }
     }).catch(() => widgets.forEach(unavailable));
@@ -198,6 +310,11 @@ document.addEventListener("click", (event) => {
   const focused = document.activeElement;
   if (focused instanceof HTMLElement && focused !== document.body) focused.blur();
 });
+
+// The theme's search box is a dialog without a name (axe: aria-dialog-name); it stays
+// in the page across instant navigation, so naming it once is enough.
+const search = document.querySelector(".md-search[role='dialog']:not([aria-label])");
+if (search) search.setAttribute("aria-label", "Search");
 
 // Material's instant navigation swaps the content without reloading this module:
 // document$ fires for every page; binding is idempotent and the worker is kept.

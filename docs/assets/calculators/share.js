@@ -8,7 +8,10 @@ import { exampleInputs, readInputs, showNotices, writeInputs } from "./dom.js";
 
 const MAX_QUERY = 16000;
 // Query keys that belong to the theme (search highlighting), not to calculators.
-const THEME_KEYS = new Set(["q", "h"]);
+export const THEME_KEYS = new Set(["q", "h"]);
+// How long "Link copied." and the like stay on screen.
+const COPY_STATUS_MS = 4000;
+const copyTimers = new WeakMap();
 
 /** The keys a widget answers to: its id, and its calculator's id if it is the first. */
 export function keysFor(widget) {
@@ -98,6 +101,10 @@ async function copyText(widget, text, what) {
     }
   }
   widget.dataset.copied = text;
+  clearTimeout(copyTimers.get(widget));
+  if (status && box && box.hidden) {
+    copyTimers.set(widget, setTimeout(() => { status.textContent = ""; }, COPY_STATUS_MS));
+  }
 }
 
 /** The link for a widget's current inputs (and baseline, when one is pinned). */
@@ -137,6 +144,7 @@ export async function renderComparison(widget, baseline) {
   if (!baseline) {
     box.replaceChildren();
     box.hidden = true;
+    showDeltas(widget, null);
     return;
   }
   const answer = await ask("compare", { calc: widget.dataset.calc, base: baseline, inputs: readInputs(widget) });
@@ -154,11 +162,28 @@ export async function renderComparison(widget, baseline) {
     head.append(th);
   }
   const body = table.createTBody();
-  for (const row of answer.rows) {
+  // The headline outputs first, as in the summary, which shows their change too.
+  const headline = Array.from(widget.querySelectorAll("[data-headline]"), (el) => el.dataset.headline);
+  const rank = (row) => (headline.includes(row.name) ? headline.indexOf(row.name) : headline.length);
+  const rows = answer.rows.map((row, index) => ({ row, index }))
+    .sort((a, b) => rank(a.row) - rank(b.row) || a.index - b.index).map(({ row }) => row);
+  for (const row of rows) {
     const tr = body.insertRow();
     tr.dataset.compare = row.name;
     for (const key of ["label", "base", "current", "delta", "percent"]) tr.insertCell().textContent = row[key];
   }
   box.replaceChildren(table);
   box.hidden = false;
+  showDeltas(widget, answer.rows);
+}
+
+function showDeltas(widget, rows) {
+  const byName = new Map((rows || []).map((row) => [row.name, row]));
+  for (const item of widget.querySelectorAll("[data-headline]")) {
+    const slot = item.querySelector("[data-delta]");
+    const row = byName.get(item.dataset.headline);
+    const change = row ? row.percent || row.delta : "";
+    const text = row ? (change && change !== "0" ? `(${change} vs pinned)` : "(as pinned)") : "";
+    if (slot && slot.textContent !== text) slot.textContent = text;
+  }
 }

@@ -1,0 +1,81 @@
+"""Goodput in the sizing: the deadline is wall-clock, so a run that loses a share of it
+to failures and checkpoints needs more GPUs, and its days and dollars grow by 1/goodput.
+
+The ``goodput`` input is the reader's fraction (1 = failures ignored), or blank for the
+estimate of inputs.reliability (the goodput calculator's model with Llama 3's rate).
+Either way the model's checkpoint interval and write time at the chosen size are
+reported, since they size the storage.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from calculators.cluster_sizing.machine import fmt
+from calculators.cluster_sizing.steps import MAX_GPUS
+from calculators.core.spec import ValidationError
+from calculators.inputs.reliability import ESTIMATE_BASIS, Goodput, goodput_for
+
+if TYPE_CHECKING:
+    from calculators.cluster_sizing.machine import Machine, Report
+    from calculators.core.spec import Inputs
+
+#: The fixed point of GPUs = GPUs at full goodput / goodput(GPUs) settles in a few
+#: rounds (goodput changes slowly with the count); this many is far more than enough.
+MAX_ROUNDS = 50
+
+
+class Failures:
+    """The goodput at any GPU count for one sizing, and the report's rows for it."""
+
+    def __init__(self, inputs: Inputs, machine: Machine, checkpoint_bytes: float, *,
+                 extra_hosts: int = 0) -> None:
+        self.inputs = inputs
+        self.machine = machine
+        self.checkpoint_bytes = checkpoint_bytes
+        self.extra_hosts = extra_hosts
+
+    def at(self, gpus: float) -> Goodput:
+        """Goodput (given or estimated) at ``gpus`` GPUs, counted in whole nodes."""
+        whole = self.machine.whole_nodes(gpus)
+        return goodput_for(self.inputs, whole, self.machine.per_node, self.checkpoint_bytes,
+                           extra_hosts=self.extra_hosts)
+
+    def deadline_gpus(self, at_full_goodput: float) -> float:
+        """GPUs that finish by the deadline once goodput is counted: n = n1 / g(n), with
+        n1 the count at goodput 1, solved by iteration (n grows, g falls, each round)."""
+        n = at_full_goodput
+        for _ in range(MAX_ROUNDS):
+            nxt = at_full_goodput / self.at(n).value
+            if nxt > MAX_GPUS:
+                raise ValidationError("deadline_days", f"with a goodput of "
+                                      f"{self.at(n).value:.1%} the deadline needs more "
+                                      f"than the {MAX_GPUS:,} GPUs this calculator sizes")
+            if abs(nxt - n) <= 1e-9 * n:
+                return nxt
+            n = nxt
+        return n
+
+    def report(self, report: Report, gpus: int, *, ideal_days: float) -> Goodput:
+        """The goodput rows and outputs at the chosen count; ``ideal_days`` is the time
+        without failures. Returns what was used."""
+        used = self.at(gpus)
+        plan = used.plan
+        report.values.update(goodput=used.value, checkpoint_interval=plan.interval_s,
+                             checkpoint_write_time=plan.write_s)
+        checkpoint = (f"a checkpoint every {fmt(plan.interval_s, 's', 'duration')}, "
+                      f"written in {fmt(plan.write_s, 's', 'duration')}")
+        if used.estimated:
+            report.row("Goodput", f"{used.value:.1%}",
+                       f"the goodput model at {gpus:,} GPUs: an interruption every "
+                       f"{fmt(plan.mtbi_s, 's', 'duration')}, {checkpoint} ({ESTIMATE_BASIS})")
+        else:
+            report.row("Goodput", f"{used.value:.1%} (given)",
+                       f"the goodput model would give {plan.goodput:.1%} here, with "
+                       f"{checkpoint}; leave goodput blank to use it")
+        if used.value < 1.0:
+            report.row("Wall-clock with failures", f"{ideal_days / used.value:,.1f} days",
+                       f"{ideal_days:,.1f} days of training / {used.value:.1%}: checkpoints, "
+                       "work redone and restarts take the rest; GPU-hours, cost and energy "
+                       "follow this time, and the GPU count was sized for it")
+        return used

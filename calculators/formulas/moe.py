@@ -1,0 +1,340 @@
+"""Mixture-of-experts transformers: parameters (total and active) and FLOPs per token.
+
+A mixture-of-experts (MoE) layer replaces the one feed-forward network of a dense block by
+many ("routed experts"), of which a router picks ``experts_per_token`` (top-k) for each
+token, plus optional "shared experts" every token passes through (Shazeer et al. 2017;
+Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch; Dai et al. 2024, DeepSeekMoE).
+Total parameters set memory; active parameters (those one token touches) set FLOPs.
+
+Counts are built matrix by matrix, as in Hugging Face checkpoints, so that a model with one
+expert chosen from one is exactly the dense count (Llama 2 7B: 6,738,415,616).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+
+def _check(condition: bool, message: str) -> None:
+    if not condition:
+        raise ValueError(message)
+
+
+@dataclass(frozen=True)
+class GroupedQueryAttention:
+    """Multi-head (kv_heads == heads), grouped-query or multi-query attention.
+
+    ``head_dim`` need not be hidden / heads (Qwen3-235B-A22B: 64 x 128 = 8,192 > 4,096).
+    ``qk_norm``: an RMSNorm of width head_dim on queries and on keys (Qwen3 report, Sec. 2).
+    """
+
+    heads: int
+    kv_heads: int
+    head_dim: int
+    qk_norm: bool = False
+
+    def __post_init__(self) -> None:
+        _check(min(self.heads, self.kv_heads, self.head_dim) >= 1, "attention sizes must be >= 1")
+        _check(self.heads % self.kv_heads == 0,
+               f"{self.kv_heads} key/value heads must divide {self.heads} query heads")
+
+
+@dataclass(frozen=True)
+class LatentAttention:
+    """DeepSeek's multi-head latent attention (DeepSeek-V3 report, Sec. 2.1.1, Eqs. 1-11).
+
+    Keys and values come from a ``kv_lora_rank``-wide latent (d_c); queries from a
+    ``q_lora_rank``-wide latent (d'_c; 0 = a full-rank query projection, as DeepSeek-V2-Lite);
+    ``qk_rope_head_dim`` (d^R_h) carries RoPE in a decoupled query part per head and one key
+    shared by all heads. An RMSNorm follows each latent (report, Sec. 4.2).
+    """
+
+    heads: int
+    q_lora_rank: int
+    kv_lora_rank: int
+    qk_nope_head_dim: int
+    qk_rope_head_dim: int
+    v_head_dim: int
+
+    def __post_init__(self) -> None:
+        sizes = (self.heads, self.kv_lora_rank, self.qk_nope_head_dim, self.v_head_dim)
+        _check(min(sizes) >= 1, "latent attention sizes must be >= 1")
+        _check(min(self.q_lora_rank, self.qk_rope_head_dim) >= 0, "ranks must be >= 0")
+
+
+Attention = GroupedQueryAttention | LatentAttention
+
+
+@dataclass(frozen=True)
+class MoeArchitecture:
+    """A decoder-only MoE transformer; every size is a count, not bytes.
+
+    The first ``dense_layers`` blocks (``first_k_dense_replace``) keep a dense FFN of width
+    ``dense_ffn``; the others hold ``routed_experts`` experts of width ``expert_ffn``
+    (``moe_intermediate_size``), ``experts_per_token`` of them chosen per token, plus
+    ``shared_experts`` of width ``shared_expert_ffn`` (defaults to ``expert_ffn``).
+    ``expert_groups`` / ``groups_per_token`` are DeepSeek's ``n_group`` / ``topk_group``:
+    experts split in groups (one per node in training) and each token limited to that many.
+    ``router_bias``: DeepSeek-V3's per-expert routing bias (Sec. 2.1.2, Eq. 16), stored in
+    the checkpoint. ``mtp_modules``: multi-token-prediction depth D (Sec. 2.2), not part of
+    the main model. ``learned_positions``: rows of a learned position table (0 for RoPE).
+    ``biases``: linear biases and LayerNorm shifts (GPT style; no released MoE here has them).
+    """
+
+    layers: int
+    hidden: int
+    vocab: int
+    attention: Attention
+    routed_experts: int
+    experts_per_token: int
+    expert_ffn: int
+    shared_experts: int = 0
+    shared_expert_ffn: int | None = None
+    dense_layers: int = 0
+    dense_ffn: int = 0
+    expert_groups: int = 1
+    groups_per_token: int = 1
+    gated_mlp: bool = True
+    biases: bool = False
+    learned_positions: int = 0
+    tied_embeddings: bool = False
+    router_bias: bool = False
+    mtp_modules: int = 0
+
+    def __post_init__(self) -> None:
+        _check(min(self.layers, self.hidden, self.vocab, self.expert_ffn) >= 1,
+               "layers, hidden, vocab and expert_ffn must be >= 1")
+        _check(0 <= self.dense_layers <= self.layers, "dense_layers must be in [0, layers]")
+        _check(self.dense_layers == 0 or self.dense_ffn >= 1, "dense layers need dense_ffn >= 1")
+        _check(1 <= self.experts_per_token <= self.routed_experts,
+               "experts_per_token must be in [1, routed_experts]")
+        _check(min(self.shared_experts, self.learned_positions, self.mtp_modules) >= 0,
+               "shared_experts, learned_positions and mtp_modules must be >= 0")
+        _check(self.routed_experts % self.expert_groups == 0,
+               f"{self.expert_groups} expert groups must divide {self.routed_experts} experts")
+        _check(1 <= self.groups_per_token <= self.expert_groups,
+               "groups_per_token must be in [1, expert_groups]")
+        per_group = self.routed_experts // self.expert_groups
+        _check(self.experts_per_token <= self.groups_per_token * per_group,
+               "the allowed groups hold fewer experts than experts_per_token")
+        _check(not (self.biases and isinstance(self.attention, LatentAttention)),
+               "latent attention is modelled without biases (DeepSeek's attention_bias=false)")
+
+    @property
+    def shared_ffn(self) -> int:
+        """Width of one shared expert (``expert_ffn`` unless given)."""
+        return self.expert_ffn if self.shared_expert_ffn is None else self.shared_expert_ffn
+
+    @property
+    def moe_layers(self) -> int:
+        """Blocks whose FFN is a mixture of experts."""
+        return self.layers - self.dense_layers
+
+
+# --- parameters, one function per part ------------------------------------------------
+
+
+def norm_params(model: MoeArchitecture) -> int:
+    """One normalisation over ``hidden``: RMSNorm scale (h), or LayerNorm scale + shift (2h)."""
+    return (2 if model.biases else 1) * model.hidden
+
+
+def mlp_params(hidden: int, ffn: int, *, gated: bool, biases: bool = False) -> int:
+    """One FFN (a dense MLP or one expert): 2 h f, or 3 h f gated (SwiGLU, Shazeer 2020),
+    plus biases on each matrix output when ``biases``."""
+    matrices = 3 if gated else 2
+    return matrices * hidden * ffn + (((matrices - 1) * ffn + hidden) if biases else 0)
+
+
+def gqa_attention_params(hidden: int, attention: GroupedQueryAttention, *, biases: bool) -> int:
+    """Q (h x a d), K and V (h x g d each), output (a d x h), with a query heads and g
+    key/value heads of width d; 4h^2 + 4h for GPT-style MHA (Narayanan et al. 2021, Eq. 2)."""
+    q = attention.heads * attention.head_dim
+    kv = attention.kv_heads * attention.head_dim
+    weights = 2 * hidden * q + 2 * hidden * kv
+    qk_norms = 2 * attention.head_dim if attention.qk_norm else 0
+    return weights + ((q + 2 * kv + hidden) if biases else 0) + qk_norms
+
+
+def mla_attention_params(hidden: int, attention: LatentAttention) -> int:
+    """Multi-head latent attention (DeepSeek-V3 report, Sec. 2.1.1): W^DQ (d'_c x h) and an
+    RMSNorm, W^UQ + W^QR (n_h (d_h + d^R_h) x d'_c); W^DKV + W^KR ((d_c + d^R_h) x h) and an
+    RMSNorm, W^UK + W^UV (n_h (d_h + d_v) x d_c); W^O (h x n_h d_v)."""
+    a = attention
+    qk_head = a.qk_nope_head_dim + a.qk_rope_head_dim
+    if a.q_lora_rank:
+        query = hidden * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * a.heads * qk_head
+    else:
+        query = hidden * a.heads * qk_head
+    key_value = (
+        hidden * (a.kv_lora_rank + a.qk_rope_head_dim)
+        + a.kv_lora_rank
+        + a.kv_lora_rank * a.heads * (a.qk_nope_head_dim + a.v_head_dim)
+    )
+    return query + key_value + a.heads * a.v_head_dim * hidden
+
+
+def attention_params(model: MoeArchitecture) -> int:
+    """One block's attention, either variant."""
+    if isinstance(model.attention, LatentAttention):
+        return mla_attention_params(model.hidden, model.attention)
+    return gqa_attention_params(model.hidden, model.attention, biases=model.biases)
+
+
+def expert_params(model: MoeArchitecture) -> int:
+    """One routed expert: a (gated) FFN of width ``expert_ffn``."""
+    return mlp_params(model.hidden, model.expert_ffn, gated=model.gated_mlp, biases=model.biases)
+
+
+def shared_expert_params(model: MoeArchitecture) -> int:
+    """All shared experts of one MoE layer (each token passes through every one)."""
+    one = mlp_params(model.hidden, model.shared_ffn, gated=model.gated_mlp, biases=model.biases)
+    return model.shared_experts * one
+
+
+def router_params(model: MoeArchitecture) -> int:
+    """The gate: one h-wide centroid per routed expert (DeepSeek-V3 Eq. 15: e_i; Switch
+    Sec. 2.1: W_r), plus DeepSeek-V3's routing bias. With one expert there is nothing to
+    route and no gate, which is what makes a one-of-one MoE the dense model."""
+    if model.routed_experts == 1:
+        return 0
+    return model.routed_experts * (model.hidden + (1 if model.router_bias else 0))
+
+
+def dense_layer_params(model: MoeArchitecture) -> int:
+    """A leading dense block: attention + FFN of width ``dense_ffn`` + two norms."""
+    ffn = mlp_params(model.hidden, model.dense_ffn, gated=model.gated_mlp, biases=model.biases)
+    return attention_params(model) + ffn + 2 * norm_params(model)
+
+
+def _moe_layer(model: MoeArchitecture, experts: int) -> int:
+    return (
+        attention_params(model)
+        + experts * expert_params(model)
+        + shared_expert_params(model)
+        + router_params(model)
+        + 2 * norm_params(model)
+    )
+
+
+def moe_layer_params(model: MoeArchitecture) -> int:
+    """An MoE block, all routed experts counted (what memory holds)."""
+    return _moe_layer(model, model.routed_experts)
+
+
+def moe_layer_active_params(model: MoeArchitecture) -> int:
+    """An MoE block as one token sees it: top-k routed + shared experts, router, attention."""
+    return _moe_layer(model, model.experts_per_token)
+
+
+def routed_expert_params_total(model: MoeArchitecture) -> int:
+    """Every routed expert of every MoE layer: the part expert parallelism shards."""
+    return model.moe_layers * model.routed_experts * expert_params(model)
+
+
+def embedding_params(model: MoeArchitecture) -> int:
+    """Input token table V h (+ a learned position table s h): looked up, not multiplied."""
+    return (model.vocab + model.learned_positions) * model.hidden
+
+
+def output_head_params(model: MoeArchitecture) -> int:
+    """Untied output matrix V h; 0 when tied to the token table."""
+    return 0 if model.tied_embeddings else model.vocab * model.hidden
+
+
+def total_params(model: MoeArchitecture) -> int:
+    """The main model: all layers + embedding + output head + final norm (MTP excluded,
+    as DeepSeek counts its 671B; README_WEIGHTS.md of deepseek-ai/DeepSeek-V3)."""
+    layers = model.dense_layers * dense_layer_params(model)
+    layers += model.moe_layers * moe_layer_params(model)
+    return layers + embedding_params(model) + output_head_params(model) + norm_params(model)
+
+
+def active_params(model: MoeArchitecture) -> int:
+    """Parameters one token touches, the whole input embedding table and output head
+    included: the convention of Mistral's 12.9B for Mixtral 8x7B (12.88B here; 12.75B
+    without the table). DeepSeek's published active counts fit ``active_matmul_params``
+    instead (see there), although its README_WEIGHTS.md says its 36.7B includes "0.9B
+    for Embedding and 0.9B for the output Head"."""
+    layers = model.dense_layers * dense_layer_params(model)
+    layers += model.moe_layers * moe_layer_active_params(model)
+    return layers + embedding_params(model) + output_head_params(model) + norm_params(model)
+
+
+# --- multi-token prediction (DeepSeek-V3 Sec. 2.2) --------------------------------------
+
+
+def _mtp_module(model: MoeArchitecture, block: int) -> int:
+    # Eq. 21: two RMSNorms and M_k (d x 2d); Eq. 22: one transformer block (an MoE block in
+    # the release: model.layers.61.mlp.experts); the head's own norm (shared_head.norm).
+    return 2 * norm_params(model) + 2 * model.hidden**2 + block + norm_params(model)
+
+
+def mtp_params(model: MoeArchitecture) -> int:
+    """Unique parameters of all MTP modules; embedding and output head are shared with the
+    main model (Sec. 2.2) and not counted here."""
+    return model.mtp_modules * _mtp_module(model, moe_layer_params(model))
+
+
+def mtp_active_params(model: MoeArchitecture) -> int:
+    """Unique parameters of the MTP modules one token touches (shared table/head excluded)."""
+    return model.mtp_modules * _mtp_module(model, moe_layer_active_params(model))
+
+
+def checkpoint_params(model: MoeArchitecture) -> int:
+    """Parameters stored in a DeepSeek-style release: main model + MTP modules, each module
+    holding its own copy of the token table and output head (model.layers.61.embed_tokens
+    and shared_head.head in DeepSeek-V3's safetensors), hence 671B + 14B = "685B"."""
+    copies = embedding_params(model) + model.vocab * model.hidden
+    return total_params(model) + mtp_params(model) + model.mtp_modules * copies
+
+
+# --- FLOPs per token -------------------------------------------------------------------
+
+
+def active_matmul_params(model: MoeArchitecture) -> int:
+    """Active weights that enter a matrix multiply, the N of 6N: active parameters minus
+    the input table (a token reads one row of it, as it reads k of E experts), plus the
+    output matmul when it reuses a tied table. (Norm scales and biases, millionths of the
+    total, stay in.) The router is included: every token multiplies it.
+
+    DeepSeek's active counts fit this convention: DeepSeek-V3 36.63B (paper, abstract:
+    37B; README_WEIGHTS.md: 36.7B) against 37.55B with the table; DeepSeek-V2-Lite 2.45B
+    (DeepSeek-V2 paper, App. B: 2.4B) against 2.66B with it."""
+    tied_head = model.vocab * model.hidden if model.tied_embeddings else 0
+    return active_params(model) - embedding_params(model) + tied_head
+
+
+def training_flops_per_token(model: MoeArchitecture, *, include_mtp: bool = False) -> float:
+    """6 N_active per token (Kaplan et al. 2020, Sec. 2.1, with N the active matmul
+    weights), router included; ``include_mtp`` adds the MTP modules and their second pass
+    through the shared output head. C = 6 N_active D for D tokens."""
+    params = active_matmul_params(model)
+    if include_mtp:
+        params += mtp_active_params(model) + model.mtp_modules * model.vocab * model.hidden
+    return 6.0 * params
+
+
+def router_flops_per_token(model: MoeArchitecture) -> float:
+    """Forward router FLOPs: 2 h E per MoE layer (one h x E matmul), included in
+    ``training_flops_per_token``; E/(3 f_e (k + s)) of the FFN work, under 0.5% for
+    DeepSeek-V3 (256 / (3 x 2048 x 9)), because E is small next to an expert's 3 h f_e."""
+    if model.routed_experts == 1:
+        return 0.0
+    return 2.0 * model.hidden * model.routed_experts * model.moe_layers
+
+
+def attention_score_flops_per_token(
+    model: MoeArchitecture, seq_len: int, *, causal: bool = False
+) -> float:
+    """Training FLOPs of QK^T and AV, which 6N leaves out: 6 n_h (d_qk + d_v) s per layer
+    (forward 2 n_h (d_qk + d_v) s, times 3). For MHA (d_qk = d_v = h / n_h) this is PaLM's
+    12 L h s (Chowdhery et al. 2022, App. B); ``causal`` halves it (mean context s/2)."""
+    _check(seq_len >= 1, "seq_len must be >= 1")
+    a = model.attention
+    if isinstance(a, LatentAttention):
+        width = a.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
+    else:
+        width = a.heads * 2 * a.head_dim
+    context = seq_len / 2 if causal else seq_len
+    return 6.0 * model.layers * width * context

@@ -1,0 +1,131 @@
+"""Cutting l layers into pipeline stages, and what each stage holds at its peak.
+
+A pipeline of p ranks, each running v model chunks (v = 1 without interleaving), has
+c = p v chunks. Chunk j sits on rank j mod p (Narayanan et al. 2021, Sec. 2.2.2: rank 0
+runs chunks 0, p, 2p, ...). The split accepted here is even, or even but for one layer
+fewer on the first chunk, or on the first and the last: Llama 3 "reduce[s] one
+Transformer layer each from the first and the last stages" so that the embedding and
+the output layer balance them (Dubey et al. 2024, Sec. 3.3.2; 126 layers on 16 ranks of
+8 one-layer chunks leave the first chunk with only the embedding and the last with only
+the output projection and loss). Any other split is rejected: 80 layers on 73 ranks
+would leave 7 ranks with two layers and 66 with one, so the pipeline would run at the
+pace of the busiest rank with most of the others idle half the time.
+
+Peak activations per rank, counted in micro-batches of one chunk ("chunk units"):
+1F1B keeps min(p - r, m) micro-batches in flight on rank r (Narayanan et al. 2021, Sec.
+2.2.1); ZB-H1 the same and ZB-H2 min(2(p - r) - 1, m) (Qi et al. 2024, Sec. 2 and Table
+2); the interleaved schedule as Megatron-LM runs it (schedules.py, forward_backward_
+pipelining_with_interleaving) does 2(p - r - 1) + (v - 1)p warm-up forwards, then one
+more before the first backward, each group of p consecutive micro-batches on the next
+chunk. Rank 0 then holds p + (p - 1)/v micro-batches' worth of its layers, Korthikanti
+et al. 2022's interleaving penalty (Sec. 4.2.3).
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from functools import cached_property
+
+#: The pipeline schedules the planner and the memory model know (schedules.SCHEDULES
+#: less DualPipe, whose two weight copies and bidirectional feed are MoE-chapter matter).
+PIPELINE_SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2")
+#: At most this many layers fewer than the even share, on the first and the last chunk.
+MAX_LIGHT_CHUNKS = 2
+
+
+class SplitError(ValueError):
+    """A layer count that does not cut into the requested stages."""
+
+
+@dataclass(frozen=True)
+class StageSplit:
+    """``layers`` over ``stages`` ranks of ``chunks_per_rank`` chunks: every chunk has
+    ``per_chunk`` layers except the first (and, if ``light == 2``, the last chunk of the
+    model), which have one fewer."""
+
+    layers: int
+    stages: int
+    chunks_per_rank: int
+    per_chunk: int
+    light: int
+
+    def chunk_layers(self, rank: int, chunk: int) -> int:
+        """Layers of the ``chunk``-th chunk on ``rank`` (global chunk chunk*p + rank)."""
+        j = chunk * self.stages + rank
+        last = self.stages * self.chunks_per_rank - 1
+        fewer = (j == 0 and self.light >= 1) or (j == last and self.light >= 2)
+        return self.per_chunk - (1 if fewer else 0)
+
+    def rank_layers(self, rank: int) -> int:
+        if rank in self._interesting_layers:
+            return self._interesting_layers[rank]
+        return sum(self.chunk_layers(rank, c) for c in range(self.chunks_per_rank))
+
+    @cached_property
+    def _interesting_layers(self) -> dict[int, int]:
+        return {r: sum(self.chunk_layers(r, c) for c in range(self.chunks_per_rank))
+                for r in self.ranks_of_interest}
+
+    @property
+    def max_rank_layers(self) -> int:
+        """Layers on the busiest rank (a middle rank when the ends are light)."""
+        return max(self.rank_layers(r) for r in self.ranks_of_interest)
+
+    @property
+    def ranks_of_interest(self) -> tuple[int, ...]:
+        """Rank 0 (embedding, most micro-batches in flight), rank 1 (the fullest middle
+        rank: middle ranks hold equal layers, rank 1 the most in flight) and the last
+        rank (output layer). Every other rank holds no more than one of these."""
+        p = self.stages
+        return tuple(sorted({0, min(1, p - 1), p - 1}))
+
+
+def split_layers(layers: int, stages: int, chunks_per_rank: int = 1) -> StageSplit:
+    """The split of ``layers`` over ``stages`` x ``chunks_per_rank`` chunks, or SplitError.
+
+    Accepted: even, or with the first (and last) chunk one layer short (Llama 3, Sec.
+    3.3.2). Every rank must keep at least one layer.
+    """
+    if layers < 1 or stages < 1 or chunks_per_rank < 1:
+        raise SplitError("layers, stages and chunks per rank must be >= 1")
+    chunks = stages * chunks_per_rank
+    per_chunk = math.ceil(layers / chunks)
+    light = per_chunk * chunks - layers
+    if light > MAX_LIGHT_CHUNKS:
+        raise SplitError(
+            f"{layers} layers do not split into {chunks} equal pipeline chunks "
+            f"({stages} stages x {chunks_per_rank}); at most the first and last chunk may "
+            "hold one layer fewer (Llama 3's balance)")
+    split = StageSplit(layers, stages, chunks_per_rank, per_chunk, light)
+    if min(split.rank_layers(r) for r in split.ranks_of_interest) < 1:
+        raise SplitError(f"{layers} layers leave a pipeline stage of {stages} empty")
+    return split
+
+
+def chunks_in_flight(schedule: str, stages: int, micro_batches: int, rank: int,
+                     chunks_per_rank: int = 1) -> tuple[int, ...]:
+    """Micro-batches whose activations ``rank`` holds at its peak, per chunk it runs."""
+    p, m, r = stages, micro_batches, rank
+    if p == 1:  # no pipeline: one micro-batch at a time through every chunk
+        return (min(1, m),) * chunks_per_rank
+    if schedule in ("1f1b", "zb_h1"):
+        return (min(p - r, m),)
+    if schedule == "zb_h2":
+        return (min(2 * (p - r) - 1, m),)
+    if schedule != "interleaved":
+        raise ValueError(f"unknown pipeline schedule {schedule!r}")
+    v = chunks_per_rank
+    forwards = min(2 * (p - r - 1) + (v - 1) * p + 1, m * v)
+    rounds, rest = divmod(forwards, p * v)
+    return tuple(rounds * p + min(p, max(0, rest - c * p)) for c in range(v))
+
+
+def layer_units_in_flight(split: StageSplit, schedule: str, micro_batches: int,
+                          rank: int) -> int:
+    """Layer-micro-batches whose activations ``rank`` holds at its peak: the sum over its
+    chunks of (micro-batches in flight) x (layers in the chunk)."""
+    counts = chunks_in_flight(schedule, split.stages, micro_batches, rank,
+                              split.chunks_per_rank)
+    return sum(n * split.chunk_layers(rank, c) for c, n in enumerate(counts))
+

@@ -1,0 +1,153 @@
+"""The mixture-of-experts architecture inputs, declared once for every calculator that
+describes an MoE transformer (defaults: DeepSeek-V3, from its config.json), and their
+reading into a ``MoeArchitecture`` with every cross-field rule named by its input.
+
+Names shared with the dense architecture inputs (``layers``, ``hidden``, ``heads``,
+``kv_heads``, ``head_dim``, ``ffn_hidden``, ``vocab``, ``gated_mlp``, ``tied_embeddings``)
+mean the same thing; ``ffn_hidden`` is the width of the dense layers before the first MoE
+layer. A dense model is one expert chosen from one (``routed_experts`` = 1)."""
+
+from __future__ import annotations
+
+from calculators.core.spec import Choice, Inputs, Param, ValidationError, When
+from calculators.formulas.moe import GroupedQueryAttention, LatentAttention, MoeArchitecture
+
+_V3 = "DeepSeek-V3 config.json"
+
+
+#: Inputs that apply to one kind of attention only (the page hides the others).
+GQA_ONLY = When("attention", ("gqa",))
+MLA_ONLY = When("attention", ("mla",))
+
+
+def _int(name: str, label: str, default: int | None, bounds: tuple[int, int], help_text: str,
+         *, optional: bool = False, placeholder: str = "", when: When | None = None) -> Param:
+    return Param(name, label, "int", default, minimum=bounds[0], maximum=bounds[1],
+                 help=help_text, optional=optional, placeholder=placeholder, when=when)
+
+
+MOE_ARCHITECTURE_PARAMS: tuple[Param, ...] = (
+    _int("layers", "Layers l", 61, (1, 10_000),
+         f"Transformer blocks, dense and MoE. {_V3}: num_hidden_layers 61."),
+    _int("hidden", "Hidden size h", 7168, (1, 1_000_000), f"Model width. {_V3}: 7,168."),
+    _int("vocab", "Vocabulary V", 129280, (1, 100_000_000), f"{_V3}: vocab_size 129,280."),
+    Param("attention", "Attention", "choice", "mla",
+          choices=(Choice("mla", "multi-head latent attention (DeepSeek)"),
+                   Choice("gqa", "multi-head / grouped-query attention")),
+          help="MLA: keys and values from a low-rank latent (DeepSeek-V3 report, Sec. "
+               "2.1.1). GQA: Mixtral, Qwen3; kv_heads = heads is plain multi-head."),
+    _int("heads", "Attention heads", 128, (1, 10_000),
+         f"Query heads. {_V3}: num_attention_heads 128."),
+    _int("kv_heads", "Key/value heads (GQA)", None, (1, 10_000),
+         "GQA only. Blank: = heads. Mixtral 8x7B: 8; Qwen3-235B-A22B: 4.",
+         optional=True, placeholder="= heads", when=GQA_ONLY),
+    _int("head_dim", "Head dimension (GQA)", None, (1, 100_000),
+         "GQA only. Blank: hidden / heads. Qwen3-235B-A22B: 128 with 64 heads and "
+         "h = 4,096.", optional=True, placeholder="= hidden / heads", when=GQA_ONLY),
+    Param("qk_norm", "QK-norm (GQA)", "bool", False, when=GQA_ONLY,
+          help="GQA only: an RMSNorm over each query and key head (Qwen3 report, Sec. 2)."),
+    _int("q_lora_rank", "Query latent rank d'_c (MLA)", 1536, (1, 1_000_000),
+         f"MLA only. Blank: full-rank queries (DeepSeek-V2-Lite). {_V3}: 1,536.",
+         optional=True, placeholder="full-rank queries", when=MLA_ONLY),
+    _int("kv_lora_rank", "Key-value latent rank d_c (MLA)", 512, (1, 1_000_000),
+         f"MLA only: width of the cached latent. {_V3}: 512.", optional=True,
+         placeholder="MLA only", when=MLA_ONLY),
+    _int("qk_nope_head_dim", "Query/key head dimension d_h (MLA)", 128, (1, 100_000),
+         f"MLA only: the part of each head without RoPE. {_V3}: 128.", optional=True,
+         placeholder="MLA only", when=MLA_ONLY),
+    _int("qk_rope_head_dim", "Decoupled RoPE dimension d_h^R (MLA)", 64, (0, 100_000),
+         f"MLA only: the RoPE part, one key shared by all heads. {_V3}: 64.",
+         optional=True, placeholder="MLA only", when=MLA_ONLY),
+    _int("v_head_dim", "Value head dimension (MLA)", 128, (1, 100_000),
+         f"MLA only. {_V3}: 128.", optional=True, placeholder="MLA only", when=MLA_ONLY),
+    _int("routed_experts", "Routed experts E per MoE layer", 256, (1, 100_000),
+         f"Experts the router chooses among. {_V3}: n_routed_experts 256; Mixtral 8; "
+         "1 (with experts_per_token 1) is a dense model."),
+    _int("experts_per_token", "Experts per token k (top-k)", 8, (1, 100_000),
+         f"Routed experts each token visits. {_V3}: 8; Mixtral: 2 (Jiang et al. 2024)."),
+    _int("expert_ffn", "Expert FFN width", 2048, (1, 10_000_000),
+         f"Intermediate width of one expert. {_V3}: moe_intermediate_size 2,048; "
+         "Mixtral: 14,336."),
+    _int("shared_experts", "Shared experts", 1, (0, 1000),
+         f"Experts every token passes through (DeepSeekMoE, Dai et al. 2024). {_V3}: 1."),
+    _int("shared_expert_ffn", "Shared expert FFN width", None, (1, 10_000_000),
+         "Blank: the routed experts' width (DeepSeek-V3).", optional=True,
+         placeholder="= expert_ffn"),
+    _int("dense_layers", "Dense layers before the first MoE layer", 3, (0, 10_000),
+         f"{_V3}: first_k_dense_replace 3. Mixtral, Qwen3: 0."),
+    _int("ffn_hidden", "Dense layers' FFN width", 18432, (1, 10_000_000),
+         f"MLP width of those dense layers. {_V3}: intermediate_size 18,432."),
+    Param("gated_mlp", "Gated MLPs (SwiGLU)", "bool", True,
+          help="Three matrices per expert (Shazeer 2020), as in every released MoE here."),
+    Param("tied_embeddings", "Tied input/output embedding", "bool", False,
+          help="Off in DeepSeek-V3, Mixtral and Qwen3-235B-A22B (tie_word_embeddings)."),
+    Param("router_bias", "Per-expert routing bias", "bool", True,
+          help="DeepSeek-V3's load-balancing bias, one number per expert (Sec. 2.1.2)."),
+    _int("mtp_modules", "Multi-token prediction modules", 1, (0, 100),
+         f"Extra blocks predicting further tokens (DeepSeek-V3 Sec. 2.2), not counted in "
+         f"the main model. {_V3}: num_nextn_predict_layers 1."),
+)
+
+#: Architecture inputs most readers leave to a preset: folded in every form.
+MOE_ARCHITECTURE_DETAIL: tuple[str, ...] = (
+    "kv_heads", "head_dim", "qk_norm", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
+    "qk_rope_head_dim", "v_head_dim", "shared_expert_ffn", "gated_mlp", "tied_embeddings",
+    "router_bias", "mtp_modules",
+)
+_MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
+
+
+def _attention(inputs: Inputs) -> GroupedQueryAttention | LatentAttention:
+    heads = inputs.whole("heads")
+    if inputs.text("attention") == "mla":
+        for name in _MLA_REQUIRED:
+            if inputs[name] is None:
+                raise ValidationError(name, "a value is required with latent attention (mla)")
+        q_rank = 0 if inputs["q_lora_rank"] is None else inputs.whole("q_lora_rank")
+        return LatentAttention(heads, q_rank, inputs.whole("kv_lora_rank"),
+                               inputs.whole("qk_nope_head_dim"),
+                               inputs.whole("qk_rope_head_dim"), inputs.whole("v_head_dim"))
+    hidden = inputs.whole("hidden")
+    kv_heads = heads if inputs["kv_heads"] is None else inputs.whole("kv_heads")
+    if kv_heads > heads or heads % kv_heads:
+        raise ValidationError("kv_heads", f"{kv_heads} key/value heads must divide the "
+                                          f"{heads} query heads")
+    if inputs["head_dim"] is None:
+        if hidden % heads:
+            raise ValidationError("heads", f"{heads} heads do not divide hidden size "
+                                           f"{hidden}; set head_dim")
+        head_dim = hidden // heads
+    else:
+        head_dim = inputs.whole("head_dim")
+    return GroupedQueryAttention(heads, kv_heads, head_dim, qk_norm=inputs.flag("qk_norm"))
+
+
+def moe_architecture(inputs: Inputs) -> MoeArchitecture:
+    """Build the model from validated ``MOE_ARCHITECTURE_PARAMS``; a rule that spans two
+    inputs raises the validation error naming the one to change."""
+    layers, experts = inputs.whole("layers"), inputs.whole("routed_experts")
+    k, dense = inputs.whole("experts_per_token"), inputs.whole("dense_layers")
+    if k > experts:
+        raise ValidationError("experts_per_token", f"{k} experts per token is more than "
+                                                   f"the {experts} routed experts")
+    if dense > layers:
+        raise ValidationError("dense_layers", f"{dense} dense layers is more than the "
+                                              f"{layers} layers")
+    shared_ffn = inputs["shared_expert_ffn"]
+    return MoeArchitecture(
+        layers=layers,
+        hidden=inputs.whole("hidden"),
+        vocab=inputs.whole("vocab"),
+        attention=_attention(inputs),
+        routed_experts=experts,
+        experts_per_token=k,
+        expert_ffn=inputs.whole("expert_ffn"),
+        shared_experts=inputs.whole("shared_experts"),
+        shared_expert_ffn=None if shared_ffn is None else inputs.whole("shared_expert_ffn"),
+        dense_layers=dense,
+        dense_ffn=inputs.whole("ffn_hidden"),
+        gated_mlp=inputs.flag("gated_mlp"),
+        tied_embeddings=inputs.flag("tied_embeddings"),
+        router_bias=inputs.flag("router_bias"),
+        mtp_modules=inputs.whole("mtp_modules"),
+    )

@@ -1,0 +1,99 @@
+"""Goodput as the sizing calculators read it: the reader's fraction, or the goodput
+model's estimate at the job's size with the catalogue's assumptions.
+
+``training_compute`` and ``cluster_sizing`` share the ``goodput`` input
+(inputs.training.GOODPUT_PARAM): 1 (the default) ignores failures; blank asks for the
+estimate below, which the ``goodput`` calculator shows step by step.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from calculators.catalogues import failure_rates as fr
+from calculators.core.spec import ValidationError
+from calculators.formulas import goodput_model as gm
+from calculators.formulas import reliability as rel
+
+if TYPE_CHECKING:
+    from calculators.core.spec import Inputs
+
+#: The lowest goodput the ``goodput`` input accepts, and the lowest estimate used.
+MIN_GOODPUT = 0.01
+
+#: The catalogue's storage assumptions, synchronous saves.
+ASSUMED_STORAGE = gm.Storage(
+    node_write_bytes_per_s=fr.NODE_WRITE_BYTES_PER_S.value,
+    aggregate_bytes_per_s=fr.STORAGE_BYTES_PER_S.value,
+    gpu_to_host_bytes_per_s=fr.GPU_TO_HOST_BYTES_PER_S.value,
+    asynchronous=False,
+)
+#: The catalogue's recovery assumptions, with hot spares and Llama 3's planned stops.
+ASSUMED_RECOVERY = gm.Recovery(
+    detection_s=fr.DETECTION_S.value,
+    restart_s=fr.RESTART_S.value,
+    replacement_s=fr.REPLACEMENT_S.value,
+    hardware_fraction=fr.HARDWARE_FRACTION.value,
+    hot_spares=True,
+    planned_per_day=fr.PLANNED_PER_DAY.value,
+)
+#: What the estimate assumes, in one sentence for notes and help.
+ESTIMATE_BASIS = (
+    "Llama 3's 419 unexpected interruptions in 54 days on 16,384 GPUs scaled per GPU, "
+    "its 47 planned stops, a synchronous checkpoint of the weights and optimizer state at "
+    "25 GB/s per node up to 2 TB/s, Daly's interval, 10 minutes from failure to training "
+    "again, hot spares"
+)
+
+
+def llama3_gpu_mtbf_s() -> float:
+    """Job-stopping MTBF per GPU implied by Llama 3's 419 interruptions (every cause
+    charged to the GPUs): about 50,700 GPU-hours."""
+    run = fr.LLAMA3_405B
+    return rel.per_gpu_mtbf_s(run.unexpected, run.period_s, run.gpus)
+
+
+def llama3_host_mtbf_s() -> float:
+    """Per-host MTBF of Table 5's host rows and unplanned host maintenance (46 in 54
+    days on 2,048 hosts): for CPU-only hosts such as parameter servers."""
+    run = fr.LLAMA3_405B
+    return gm.pool_mtbf_s(fr.failures_by_pool(run)["host"], run.gpus // fr.LLAMA3_GPUS_PER_HOST,
+                          run.period_s)
+
+
+def estimate_goodput(gpus: int, gpus_per_node: int, checkpoint_bytes: float, *,
+                     extra_hosts: int = 0, extra_writers: int = 0) -> gm.GoodputPlan:
+    """The goodput model at this size with the catalogue's assumptions. ``extra_hosts``
+    (CPU hosts such as parameter servers) fail at Llama 3's per-host rate and write
+    their share of the checkpoint alongside the GPU nodes (``extra_writers``)."""
+    rate = math.fsum((gpus / llama3_gpu_mtbf_s(), extra_hosts / llama3_host_mtbf_s()))
+    return gm.plan_goodput(mtbi_s=1.0 / rate, checkpoint_bytes=checkpoint_bytes, gpus=gpus,
+                           gpus_per_node=gpus_per_node, storage=ASSUMED_STORAGE,
+                           recovery=ASSUMED_RECOVERY, extra_writers=extra_writers)
+
+
+@dataclass(frozen=True)
+class Goodput:
+    """The goodput a sizing uses, and the model's plan at that size."""
+
+    value: float
+    plan: gm.GoodputPlan
+    estimated: bool
+
+
+def goodput_for(inputs: Inputs, gpus: int, gpus_per_node: int, checkpoint_bytes: float, *,
+                extra_hosts: int = 0) -> Goodput:
+    """The ``goodput`` input if given, else the estimate; the plan is computed either
+    way, so that the checkpoint interval and write time can be reported."""
+    plan = estimate_goodput(gpus, gpus_per_node, checkpoint_bytes, extra_hosts=extra_hosts,
+                            extra_writers=extra_hosts)
+    if inputs["goodput"] is not None:
+        return Goodput(inputs.num("goodput"), plan, estimated=False)
+    if plan.goodput < MIN_GOODPUT:
+        raise ValidationError(
+            "goodput",
+            f"the estimate at {gpus:,} GPUs is {plan.goodput:.2%} (one interruption every "
+            f"{plan.mtbi_s / 60:.3g} min): too low to finish; give a goodput instead")
+    return Goodput(plan.goodput, plan, estimated=True)

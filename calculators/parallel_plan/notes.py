@@ -1,0 +1,124 @@
+"""How ``parallel_plan`` shows a layout: its name, its table row, and the notes that
+say why the winner wins and what the runners-up lose on."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from calculators.formulas.planner import Cluster, Layout
+
+GB = 1e9
+
+
+def where(inter: bool, used: bool) -> str:
+    return "-" if not used else ("across NVLink domains" if inter else "in an NVLink domain")
+
+
+def layout_label(lay: Layout) -> str:
+    return lay.dims.label()
+
+
+def choices(lay: Layout) -> str:
+    """Micro-batch, recomputation and sharding, as the table's third column shows them."""
+    hybrid = f" in groups of {lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
+    return f"b={lay.micro_batch}, {lay.recompute} recompute, ZeRO {lay.zero_stage}{hybrid}"
+
+
+def row(rank: int, lay: Layout) -> tuple[str, ...]:
+    def comm(
+        seconds: float, sent: float, inter: bool, used: bool, exposed: float | None = None
+    ) -> str:
+        if not used:
+            return "-"
+        hidden = "" if exposed is None or exposed >= seconds else f" ({exposed:.3g} s exposed)"
+        where = "across" if inter else "in domain"
+        return f"{seconds:.3g} s{hidden}, {sent / GB:,.3g} GB {where}"
+
+    hybrid = f"/{lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
+    return (
+        str(rank),
+        layout_label(lay),
+        f"{lay.micro_batch}, {lay.recompute}, {lay.zero_stage}{hybrid}",
+        f"{lay.memory_bytes / GB:,.1f} GB",
+        f"{lay.bubble_fraction:.1%}",
+        comm(lay.tp_s, lay.tp_bytes, lay.tp_inter, lay.tp > 1),
+        comm(lay.cp_s, lay.cp_bytes, lay.cp_inter, lay.cp > 1, lay.cp_exposed_s),
+        comm(lay.pp_s, lay.pp_bytes, lay.pp_inter, lay.pp > 1),
+        comm(lay.dp_s, lay.dp_bytes, lay.dp_inter, lay.dp * lay.cp > 1, lay.dp_exposed_s),
+        f"{lay.step_s:.3g} s",
+    )
+
+
+def why(best: Layout, other: Layout) -> str:
+    """The part of the step time that grows most from the winner to ``other``."""
+    growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
+    delta, name = max(growth)
+    slower = other.step_s / best.step_s - 1
+    if slower < 5e-4:
+        return f"{layout_label(other)} ({choices(other)}) is as fast, to within 0.05%."
+    return f"{layout_label(other)} ({choices(other)}) is {slower:.1%} slower, mostly {name} " \
+        f"(+{delta:.3g} s)."
+
+
+def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster) -> list[str]:
+    """Why the winner wins and what the next distinct layouts lose on."""
+    mem = best.memory
+    stage = ("the only pipeline stage" if best.pp == 1 else "the first pipeline stage"
+             if mem.rank == 0 else "the last pipeline stage" if mem.rank == best.pp - 1
+             else f"pipeline stage {mem.rank + 1}")
+    notes = [
+        f"Best: TP {best.tp} ({where(best.tp_inter, best.tp > 1)}), CP {best.cp} "
+        f"({where(best.cp_inter, best.cp > 1)}), PP {best.pp} "
+        f"({where(best.pp_inter, best.pp > 1)}), DP {best.dp} "
+        f"({where(best.dp_inter, best.dp * best.cp > 1)}), {choices(best)}, "
+        f"{best.micro_batches} micro-batch{'es' if best.micro_batches > 1 else ''} per "
+        "replica per step, bubble "
+        f"{best.bubble_fraction:.1%}.",
+        f"Memory on {stage}, the fullest: {mem.total / GB:,.1f} GB of the "
+        f"{cluster.memory_bytes / GB:,.1f} GB a layout may use: weights "
+        f"{mem.weights / GB:,.2f}, gradients {mem.gradients / GB:,.2f}, optimizer "
+        f"{mem.optimizer / GB:,.2f}, layers' activations {mem.activations / GB:,.2f}, "
+        f"embedding and output layer {mem.outer / GB:,.2f}, working "
+        f"{mem.working / GB:,.2f} GB.",
+    ]
+    seen = {layout_label(best)}
+    for other in fitting[1:]:
+        if layout_label(other) not in seen:
+            seen.add(layout_label(other))
+            notes.append(why(best, other))
+        if len(seen) == 4:
+            break
+    if fastest is not best:
+        notes.append(
+            f"Faster but too big: {layout_label(fastest)} ({choices(fastest)}) would take "
+            f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "
+            "per GPU."
+        )
+    notes.append(
+        "Assumed: compute at the stated fraction of peak; TP and PP communication "
+        f"exposed; {cluster.overlap:.0%} of the DP traffic that fits under the backward "
+        "(forward, for ZeRO-3 gathers) and of the CP ring's under attention hides; the "
+        f"{SCHEDULE_NAMES[best.schedule]} schedule"
+        + (f" with {best.chunks} chunks per GPU" if best.chunks > 1 else "")
+        + f"; ranks ordered TP, CP, DP, PP in NVLink domains of {cluster.gpus_per_node}."
+    )
+    return notes
+
+
+SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",
+              "zb_h2": "ZB-H2"}
+
+
+def distinct(fitting: list[Layout], count: int) -> list[Layout]:
+    """The fastest ``count`` layouts, listing only the leaner of ZeRO 0/1 when they tie."""
+    top: list[Layout] = []
+    listed: set[tuple[str, int, str, float]] = set()
+    for lay in fitting:
+        key = (layout_label(lay), lay.micro_batch, lay.recompute, lay.step_s)
+        if key not in listed:
+            listed.add(key)
+            top.append(lay)
+        if len(top) == count:
+            break
+    return top

@@ -1,0 +1,158 @@
+// The form around the numbers: inputs that apply only in some mode, choices that do not
+// go together, one-line help, presets that say what they set, and the address bar
+// keeping what the reader typed (so that Back and Forward restore it).
+//
+// Modes come from the declarations (calculators.core.spec.When), rendered as
+// data-when-input / data-when-values on a field or an option: a field whose condition
+// fails is hidden (its value kept, still sent); an option whose condition fails is
+// disabled with the reason in its text, and if it was chosen, the select moves to its
+// default (or the first option that applies) and says so. A choice never leads to an
+// error the reader did not make.
+
+import { labelOf, readInputs, setText, writeInputs } from "./dom.js";
+
+function holds(dataset, values) {
+  return dataset.whenValues.split("|").includes(values[dataset.whenInput] ?? "");
+}
+
+function optionLabel(option) {
+  return option.dataset.label || option.textContent;
+}
+
+/** Apply the modes to the form; returns a sentence per choice it had to change. */
+export function applyConditions(widget) {
+  const values = readInputs(widget);
+  const changes = [];
+  // Two passes: a choice moved in the first may decide another's options.
+  for (let pass = 0; pass < 2; pass += 1) {
+    for (const select of widget.querySelectorAll("form select[name]")) {
+      for (const option of select.options) {
+        if (!option.dataset.whenInput) continue;
+        const ok = holds(option.dataset, values);
+        if (option.disabled === !ok) continue;
+        option.disabled = !ok;
+        option.textContent = ok ? option.dataset.label : `${option.dataset.label} (${option.dataset.whyNot})`;
+      }
+      const chosen = select.selectedOptions[0];
+      if (!chosen || !chosen.disabled) continue;
+      const options = Array.from(select.options);
+      const next = options.find((o) => o.value === select.dataset.default && !o.disabled)
+        || options.find((o) => !o.disabled);
+      if (!next) continue;
+      select.value = next.value;
+      values[select.name] = next.value;
+      changes.push(`${labelOf(widget, select.name)} is now ${optionLabel(next)}: ` +
+        `${optionLabel(chosen)} applies ${chosen.dataset.whyNot}.`);
+    }
+  }
+  for (const field of widget.querySelectorAll("[data-field][data-when-input]")) {
+    const hide = !holds(field.dataset, values);
+    if (field.hidden !== hide) field.hidden = hide;
+  }
+  const count = widget.querySelector("[data-more-count]");
+  if (count) {
+    const folded = widget.querySelectorAll("details [data-field]:not([hidden])").length;
+    setText(count, String(folded));
+  }
+  return changes;
+}
+
+/** Whether a widget's form has any mode to apply (most have none). */
+export function hasConditions(widget) {
+  return widget.querySelector("form [data-when-input]") !== null;
+}
+
+/** Help is one line; a click shows all of it (focus in the field does too, in CSS). */
+export function bindHelp(widget) {
+  widget.addEventListener("click", (event) => {
+    const help = event.target instanceof Element ? event.target.closest("[data-help]") : null;
+    if (!help || !widget.contains(help)) return;
+    if (help.hasAttribute("data-open")) help.removeAttribute("data-open");
+    else help.setAttribute("data-open", "");
+  });
+}
+
+// Presets: the picker keeps showing what was applied; a line under it says its source,
+// which inputs it set, that the others kept their values, and "modified" once an
+// input it set no longer holds its value.
+const applied = new WeakMap(); // widget -> [{kind, label, source, sets, texts}]
+
+function describePresets(widget) {
+  const line = widget.querySelector("[data-preset-applied]");
+  if (!line) return;
+  const list = applied.get(widget) || [];
+  const inputs = readInputs(widget);
+  const text = list.map((p) => {
+    const modified = Object.keys(p.texts).some((name) => inputs[name] !== p.texts[name]);
+    const sets = Object.keys(p.texts).map((name) => labelOf(widget, name)).join(", ");
+    return `${p.label}${modified ? " (modified)" : ""}. Source: ${p.source}. It set ${sets}; ` +
+      "other inputs kept their values.";
+  }).join(" ");
+  setText(line, text);
+}
+
+export function bindPresets(widget, onApplied) {
+  const select = widget.querySelector("select[data-preset]");
+  if (!select) return;
+  const box = widget.querySelector("[data-preset-box]");
+  if (box) box.hidden = false;
+  select.addEventListener("change", () => {
+    const option = select.selectedOptions[0];
+    if (!option || !option.value) {
+      applied.set(widget, []);
+      describePresets(widget);
+      return;
+    }
+    const preset = {
+      kind: option.dataset.kind, label: option.textContent, source: option.dataset.source,
+      texts: JSON.parse(option.dataset.texts),
+    };
+    writeInputs(widget, preset.texts);
+    // One preset per kind (a model and a cluster compose); a new one of a kind replaces.
+    applied.set(widget, [...(applied.get(widget) || []).filter((p) => p.kind !== preset.kind), preset]);
+    describePresets(widget);
+    onApplied();
+  });
+}
+
+/** After an edit: say whether the applied presets still hold. */
+export function presetsEdited(widget) {
+  if (applied.has(widget)) describePresets(widget);
+}
+
+// The address bar: each edited widget's inputs, as a share link carries them, kept in
+// the current history entry with history.replaceState (Material keeps the URL when it
+// stores its own scroll state there). Back and Forward then restore them as a link
+// would. Encoded here, not by the worker: an input's text goes in when it differs from
+// the example's (a link's inputs are read over the example), quoted as
+// share.encode_state quotes them.
+function quote(text) {
+  return encodeURIComponent(text.trim())
+    .replace(/[!'()*]/g, (c) => `%${c.charCodeAt(0).toString(16).toUpperCase()}`)
+    .replace(/%2F/gi, "/");
+}
+
+export function encodeWidget(widget, inputs, example) {
+  const pairs = [];
+  for (const control of widget.querySelectorAll("form [name]")) {
+    const text = inputs[control.name] ?? "";
+    if (text === (example[control.name] ?? "")) continue;
+    pairs.push(`${control.name}:${quote(text)}`);
+  }
+  return pairs.join(",");
+}
+
+/** Put ``entries`` ([key, state] pairs) in the address, keeping the theme's keys. */
+export function rememberInAddress(entries, themeKeys) {
+  const kept = location.search.slice(1).split("&").filter((part) => {
+    const key = part.split("=", 1)[0];
+    return part && themeKeys.has(key);
+  });
+  const parts = [...kept, ...entries.filter(([, state]) => state)
+    .map(([key, state]) => `${encodeURIComponent(key)}=${state}`)];
+  const query = parts.length ? `?${parts.join("&")}` : "";
+  const url = `${location.pathname}${query}${location.hash}`;
+  if (url !== `${location.pathname}${location.search}${location.hash}`) {
+    history.replaceState(history.state, "", url);
+  }
+}

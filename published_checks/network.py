@@ -1,0 +1,93 @@
+"""The network architecture (docs/network.md): published fabric sizes, switch counts and
+radix limits, reproduced by ``fabric_sizing``.
+
+Switch and host counts are integers that follow from exact construction rules, so the
+tolerance is zero: one switch off is a different design, not a rounding.
+"""
+
+from __future__ import annotations
+
+from calculators.catalogues import fabrics
+from published_checks import Check
+
+_EXACT = "a count of switches or hosts: it must match exactly"
+_AL_FARES_URL = "https://dl.acm.org/doi/10.1145/1402958.1402967"
+_DEEPSEEK_URL = "https://arxiv.org/abs/2505.09343"
+
+
+def _inputs(fabric_id: str) -> dict[str, float | int | str]:
+    """The calculator inputs of a catalogued reference design."""
+    ref = fabrics.get(fabric_id)
+    return {"num_gpus": ref.num_gpus, "gpus_per_node": ref.gpus_per_node,
+            "nics_per_node": ref.nics_per_node, "nic_port_bandwidth": ref.nic_bytes_per_s,
+            "switch_radix": ref.radix, "switch_port_bandwidth": ref.port_bytes_per_s,
+            "topology": ref.topology}
+
+
+def _switches(check_id: str, fabric_id: str, claim: str, published: int, *,
+              url: str = "") -> Check:
+    return Check(id=check_id, chapter="network.md", claim=claim,
+                 source=fabrics.get(fabric_id).source, url=url,
+                 calculator="fabric_sizing", inputs=_inputs(fabric_id), output="switches",
+                 published=published, rel_tol=0.0, why_tolerance=_EXACT)
+
+
+CHECKS: tuple[Check, ...] = (
+    Check(
+        id="al-fares-k48-hosts",
+        chapter="network.md",
+        claim="Largest three-tier fat tree of 48-port switches, one host per port: k³/4",
+        source=fabrics.AL_FARES + " (27,648 hosts for k = 48)",
+        url=_AL_FARES_URL,
+        calculator="fabric_sizing",
+        inputs=_inputs("al_fares_k48"),
+        output="max_gpus_three_tiers",
+        published=27_648,
+        rel_tol=0.0,
+        why_tolerance=_EXACT,
+    ),
+    _switches("al-fares-k48-switches", "al_fares_k48",
+              "Switches of that fat tree: 5k²/4 (k pods of k/2 + k/2, (k/2)² core)", 2_880,
+              url=_AL_FARES_URL),
+    _switches("superpod-h100-4su-switches", "dgx_superpod_h100_4su",
+              "DGX SuperPOD H100, 4 scalable units (127 nodes): 32 leaves + 16 spines", 48),
+    _switches("superpod-b300-xdr-4su-switches", "dgx_superpod_b300_xdr_4su",
+              "DGX SuperPOD B300 XDR, 4 units: 32 leaves + 18 spines (18 divides 72 "
+              "uplinks; 16 would hold the ports)", 50),
+    _switches("superpod-b200-64su-switches", "dgx_superpod_b200_64su",
+              "DGX SuperPOD B200, 64 units (16,384 GPUs): 512 leaves + 512 spines + 256 "
+              "core", 1_280),
+    _switches("deepseek-ft2-switches", "deepseek_ft2",
+              "Two-tier fat tree of 64-port 400G switches, 2,048 GPUs", 96, url=_DEEPSEEK_URL),
+    Check(
+        id="deepseek-mpft-endpoints",
+        chapter="network.md",
+        claim="Multi-plane fat tree: eight two-tier planes of 64-port switches hold 16,384 "
+              "GPUs",
+        source=fabrics.DEEPSEEK,
+        url=_DEEPSEEK_URL,
+        calculator="fabric_sizing",
+        inputs=_inputs("deepseek_mpft"),
+        output="max_gpus_two_tiers",
+        published=16_384,
+        rel_tol=0.0,
+        why_tolerance=_EXACT,
+    ),
+    _switches("deepseek-mpft-switches", "deepseek_mpft",
+              "Switches of that multi-plane fat tree", 768, url=_DEEPSEEK_URL),
+    Check(
+        id="deepseek-ft3-endpoints",
+        chapter="network.md",
+        claim="Three-tier fat tree of 64-port switches: k³/4 = 65,536 GPUs",
+        source=fabrics.DEEPSEEK,
+        url=_DEEPSEEK_URL,
+        calculator="fabric_sizing",
+        inputs=_inputs("deepseek_ft3"),
+        output="max_gpus_three_tiers",
+        published=65_536,
+        rel_tol=0.0,
+        why_tolerance=_EXACT,
+    ),
+    _switches("deepseek-ft3-switches", "deepseek_ft3",
+              "Switches of that three-tier fat tree: 5k²/4", 5_120, url=_DEEPSEEK_URL),
+)
