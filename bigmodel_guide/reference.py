@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from bigmodel_guide.render import field_text
+from bigmodel_guide.render import condition_text, field_text
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -25,6 +25,7 @@ def reference_markdown(env: Environment, registry: Mapping[str, Calculator]) -> 
                 "param": p,
                 "default": field_text(p, p.default) or (p.placeholder or "blank"),
                 "allowed": p.describe_range(),
+                "when": f"Only when {condition_text(calc, p.when)}. " if p.when else "",
             }
             for p in calc.params
         ]

@@ -142,5 +142,4 @@ def render_widget(
         unit_labels=units.PHYSICAL - {"1"},
         parsed=result.parsed(),
         presets=choices,
-        condition_text=lambda when: condition_text(calc, when),
     )

@@ -47,12 +47,26 @@ class Row:
 
 
 def _format(check: Check, value: float) -> str:
+    if check.unit == "GiB":  # bytes, shown in binary units (what du and the heading say)
+        return units.format_value(value, "B", "iec")
     if check.calculator is None:
-        return units.format_value(value, check.unit, "si")
+        return _format_formula(check.unit, value)
     calc = calculators.REGISTRY[check.calculator]
     out = next(o for o in calc.outputs if o.name == check.output)
     fmt = "sci" if abs(value) >= 1e21 else out.fmt
     return units.format_value(value, check.unit or out.unit, fmt)
+
+
+def _format_formula(unit: str, value: float) -> str:
+    """A formula check's value in its ``unit``: "%" shows a fraction as a percentage,
+    "param" and "count" a count, "" or "1" a plain number, any other an SI unit."""
+    if unit == "%":
+        return units.format_value(value, "1", "percent")
+    if unit in ("param", "count"):
+        return units.format_value(value, "" if unit == "count" else unit, "count")
+    if unit in ("", "1"):
+        return units.format_value(value, "1", "fixed")
+    return units.format_value(value, unit, "si")
 
 
 def link_for(check: Check) -> str:

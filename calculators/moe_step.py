@@ -17,16 +17,15 @@ from calculators.core.spec import (
     Param,
     Table,
     ValidationError,
-    When,
 )
 from calculators.formulas.collectives import flat_cost
 from calculators.formulas.expert_parallel import (
-    AlltoallPrecision,
     MoeParallelLayout,
     expert_params_per_gpu,
     model_state_bytes_per_gpu,
     non_expert_params_per_gpu,
 )
+from calculators.formulas.model_states import device_capacity_bytes, usable_bytes
 from calculators.formulas.moe_step import (
     activation_bytes_per_gpu,
     gradient_sync_bytes_per_gpu,
@@ -34,9 +33,13 @@ from calculators.formulas.moe_step import (
     step_flops_per_gpu,
 )
 from calculators.inputs.hardware import PEAK_FLOPS_PARAM, accelerator_choices
+from calculators.inputs.memory import MEMORY_RESERVE_PARAM
 from calculators.inputs.moe import (
+    EXPERT_COMM_PARAMS,
     MOE_ARCHITECTURE_DETAIL,
     MOE_ARCHITECTURE_PARAMS,
+    alltoall_precision,
+    max_nodes,
     moe_architecture,
 )
 
@@ -88,16 +91,14 @@ def _moe_step(inputs: Inputs) -> Computed:
     activations = activation_bytes_per_gpu(model, layout, micro * seq, recompute=recompute)
     total = states.total + activations
     gpu = hardware.get(inputs.text("gpu"))
+    # The label read as GiB, less the reserve, as model_memory and the planner count it.
+    usable = usable_bytes(device_capacity_bytes(gpu.memory_bytes), inputs.num("memory_reserve"))
 
-    dispatch, combine = inputs.num("dispatch_bytes"), inputs.num("combine_bytes")
-    precision = AlltoallPrecision(dispatch, combine, dispatch, combine)
-    max_nodes = None if inputs["max_nodes_per_token"] is None else inputs.whole(
-        "max_nodes_per_token")
     per_node = inputs.text("dispatch") == "per_node"
     try:
         traffic = step_alltoall_traffic(model, layout, tokens_per_step=tokens,
-                                        gpus_per_node=node, precision=precision,
-                                        per_node=per_node, max_nodes=max_nodes)
+                                        gpus_per_node=node, precision=alltoall_precision(inputs),
+                                        per_node=per_node, max_nodes=max_nodes(inputs))
     except ValueError as err:  # k experts cannot fit in M nodes
         raise ValidationError("max_nodes_per_token", str(err)) from None
     intra_bw, inter_bw = inputs.num("intra_node_bandwidth"), inputs.num("inter_node_bandwidth")
@@ -115,9 +116,11 @@ def _moe_step(inputs: Inputs) -> Computed:
                                layout.expert_data_parallel)))
     a2a_bytes = traffic.intra_node_bytes + traffic.inter_node_bytes
     warnings = []
-    if total > gpu.memory_bytes:
-        warnings.append(f"Does not fit: {total / 1e9:.4g} GB per GPU against {gpu.name}'s "
-                        f"{gpu.memory_bytes / 1e9:.4g} GB.")
+    if total > usable:
+        warnings.append(f"Does not fit: {total / 1e9:.4g} GB per GPU against the "
+                        f"{usable / 1e9:.4g} GB of {gpu.name}'s memory a layout may use "
+                        f"(its {device_capacity_bytes(gpu.memory_bytes) / 1e9:.4g} GB less "
+                        f"the {inputs.num('memory_reserve'):.0%} reserve).")
     notes = [
         f"Per step each GPU sends {a2a_bytes / 1e9:.4g} GB in expert alltoalls and "
         f"{sync_bytes / 1e9:.4g} GB to synchronise gradients: the alltoall grows with "
@@ -136,7 +139,7 @@ def _moe_step(inputs: Inputs) -> Computed:
     return Computed(
         values={
             "total_bytes": total,
-            "fits": total <= gpu.memory_bytes,
+            "fits": total <= usable,
             "weights_bytes": states.weights,
             "gradients_bytes": states.gradients,
             "optimizer_bytes": states.optimizer,
@@ -194,25 +197,12 @@ _LAYOUT_PARAMS: tuple[Param, ...] = (
     Param("full_recompute", "Full activation recomputation", "bool", False,
           help="Keep each layer's input only and repeat the forward pass (8 N per token "
                "instead of 6 N)."),
-    Param("dispatch", "Dispatch", "choice", "per_node",
-          choices=(Choice("per_node", "per node: one network copy per node (DeepSeek)"),
-                   Choice("direct", "direct: every copy to its expert's GPU")),
-          help="DeepSeek-V3 (Sec. 3.2.2) sends a token once to each remote node, then "
-               "forwards it over NVLink; a plain alltoall sends every copy itself."),
-    Param("max_nodes_per_token", "Nodes per token at most (M)", "int", 4, minimum=1,
-          maximum=100_000, optional=True, placeholder="no limit",
-          when=When("dispatch", ("per_node",)),
-          help="Node-limited routing: DeepSeek-V3 uses M = 4 (Secs. 2.1.2, 4.2). Only the "
-               "per-node dispatch gains from it."),
-    _p("dispatch_bytes", "Dispatch bytes per element", 1.0, (0.5, 8),
-       "FP8 = 1 (DeepSeek-V3, Sec. 3.3.3), BF16 = 2.", unit="B", kind="float"),
-    _p("combine_bytes", "Combine bytes per element", 2.0, (0.5, 8),
-       "BF16 = 2: DeepSeek-V3 keeps the combines in BF16 (Sec. 3.3.3).", unit="B",
-       kind="float"),
+    *EXPERT_COMM_PARAMS,
     Param("gpu", "GPU", "choice", "h100_sxm", choices=accelerator_choices(),
           help="Peak FLOP/s and memory. The H800 has the H100's compute and 80 GB, with "
                "less NVLink: take h100_sxm and set the link bandwidths."),
     PEAK_FLOPS_PARAM,
+    MEMORY_RESERVE_PARAM,
     _p("compute_efficiency", "Achieved fraction of peak in compute", 0.6, (0.01, 1),
        "Assumption: kernels at 60% of peak when nothing waits (as the planner).",
        unit="1", kind="float"),
@@ -231,7 +221,7 @@ MOE_STEP = Calculator(
     id="moe_step",
     headline=("total_bytes", "alltoall_time", "compute_time", "alltoall_to_allreduce_bytes"),
     advanced=(*MOE_ARCHITECTURE_DETAIL, "peak_flops", "compute_efficiency", "dispatch_bytes",
-              "combine_bytes", "model_states", "micro_batch"),
+              "combine_bytes", "model_states", "micro_batch", "memory_reserve"),
     title="Mixture of experts: memory, expert alltoall and allreduce per step",
     summary="Memory per GPU under EP x TP x PP x DP; the dispatch and combine alltoalls "
             "per step, inside and between nodes, against compute and the gradient allreduce.",

@@ -15,6 +15,7 @@ CALCULATOR_IDS: tuple[str, ...] = (
     "parallel_plan",
     "moe_params",
     "moe_step",
+    "moe_plan",
     "expert_load",
     "collective_time",
     "incast",

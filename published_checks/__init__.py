@@ -54,7 +54,9 @@ class Check:
     url: str = ""
     #: True when the figure is derived (an identity, a hand calculation), not published.
     derived: bool = False
-    #: The unit the value is shown in, when not the calculator output's.
+    #: The unit the value is shown in, when not the calculator output's: for a formula,
+    #: "%" (a fraction), "param" or "count", or an SI unit; "GiB" shows bytes in binary
+    #: units. Values are always in SI base units.
     unit: str = ""
 
     def __post_init__(self) -> None:
@@ -101,16 +103,40 @@ def run(check: Check) -> Outcome:
 
 
 def all_checks() -> tuple[Check, ...]:
-    """Every check, in the guide's chapter order, each id once."""
+    """Every check, in the guide's chapter order (mkdocs.yml's nav), each id once."""
     from published_checks import (  # chapters import this module: a late import
+        capstone,
+        communication,
         compute,
+        dense,
         long_runs,
         moe,
         network,
+        sparse,
     )
 
-    checks = (*compute.CHECKS, *moe.CHECKS, *network.CHECKS, *long_runs.CHECKS)
+    checks = (*compute.CHECKS, *dense.CHECKS, *moe.CHECKS, *communication.CHECKS,
+              *network.CHECKS, *sparse.CHECKS, *long_runs.CHECKS, *capstone.CHECKS)
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
-        raise TypeError("check ids repeat")
+        raise TypeError("check ids repeat: " + ", ".join(sorted(
+            {i for i in ids if ids.count(i) > 1})))
     return checks
+
+
+def get(check_id: str) -> Check:
+    """The check named ``check_id``: for a test that asserts more about the same figure
+    (a bound, another code path) without writing the published value a second time."""
+    for check in all_checks():
+        if check.id == check_id:
+            return check
+    raise KeyError(f"no published check {check_id!r}")
+
+
+def preset_inputs(calc_id: str, preset_id: str, **extra: Value) -> dict[str, Value]:
+    """A preset's values for a calculator's inputs (what choosing the preset in the
+    widget fills in), with ``extra`` inputs on top."""
+    from calculators.catalogues import presets
+
+    calc = calculators.REGISTRY[calc_id]
+    return {**presets.assignments(calc, presets.get(preset_id)), **extra}

@@ -2,13 +2,33 @@
 
 from __future__ import annotations
 
+import calculators
 from calculators.formulas.flops import training_flops
-from published_checks import Check
+from published_checks import Check, Value, preset_inputs
 
 #: LLaMA 65B (Touvron et al. 2023, Table 15): 1,022,362 A100-80GB GPU-hours. The MFU
 #: that turns 6ND into exactly those hours, so that the energy check isolates Meta's
 #: energy method (GPU-hours x 400 W x PUE 1.1) from the MFU.
 _LLAMA_65B_MFU = training_flops(65.2e9, 1.4e12) / (1_022_362 * 3600 * 312e12)
+
+_V3_URL = "https://arxiv.org/abs/2412.19437"
+#: DeepSeek-V3 (report, Table 1): 2,664K H800 GPU-hours of pre-training on 14.8T tokens,
+#: 37B activated of 671B; the H800 has the H100 SXM's tensor cores.
+_V3_RUN: dict[str, Value] = {"params": "37B", "total_params": "671B", "tokens": "14.8T",
+                             "gpu": "h100_sxm", "num_gpus": 2048,
+                             "reported_gpu_hours": 2_664_000, "goodput": 1}
+#: GPT-3's shape for PaLM's attention term, 12 L H T per token (App. B).
+_GPT3_ATTENTION: dict[str, Value] = {"params": 175e9, "tokens": 300e9, "seq_len": 2048,
+                                     "layers": 96, "hidden": 12288}
+
+
+def _attention_share() -> float:
+    result = calculators.compute("training_compute", **_GPT3_ATTENTION)
+    attention, total = result.value("attention_flops"), result.value("total_flops")
+    assert isinstance(attention, float)
+    assert isinstance(total, float)
+    return attention / total
+
 
 CHECKS: tuple[Check, ...] = (
     Check(
@@ -19,7 +39,7 @@ CHECKS: tuple[Check, ...] = (
                "Table D.1 (N = 174.6e9 non-embedding parameters, D = 300e9 tokens)",
         url="https://arxiv.org/abs/2005.14165",
         calculator="training_compute",
-        inputs={"params": 174.6e9, "tokens": 300e9},
+        inputs=preset_inputs("training_compute", "gpt3_175b"),
         output="total_flops",
         published=3.14e23,
         rel_tol=0.005,
@@ -97,5 +117,66 @@ CHECKS: tuple[Check, ...] = (
         published=173.0,
         rel_tol=0.005,
         why_tolerance="the table gives whole tonnes",
+    ),
+    Check(
+        id="llama3-405b-training-compute",
+        chapter="compute.md",
+        claim="Llama 3 405B: total training compute, C = 6ND on 15.6T tokens",
+        source="Dubey et al. 2024, The Llama 3 Herd of Models, Secs. 1 and 3.2.1: "
+               "3.8 x 10^25 FLOP",
+        url="https://arxiv.org/abs/2407.21783",
+        calculator="training_compute",
+        inputs=preset_inputs("training_compute", "llama3_405b"),
+        output="total_flops",
+        published=3.8e25,
+        rel_tol=0.005,
+        why_tolerance="printed to two significant figures; 6ND gives 3.79e25",
+    ),
+    Check(
+        id="deepseek-v3-implied-mfu",
+        chapter="compute.md",
+        claim="DeepSeek-V3: the MFU its pre-training GPU-hours imply (6ND with the 37B "
+              "active, dense BF16 peak, attention left out)",
+        source="Derivation from DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Table 1: "
+               "2,664K H800 GPU-hours for 14.8T tokens",
+        url=_V3_URL, derived=True,
+        calculator="training_compute", inputs=_V3_RUN, output="implied_mfu",
+        published=0.346, rel_tol=0.001 / 0.346, why_tolerance="quoted to 0.1 point",
+    ),
+    Check(
+        id="deepseek-v3-implied-mfu-fp8",
+        chapter="compute.md",
+        claim="The same GPU-hours against the FP8 peak",
+        source="Derivation from DeepSeek-AI 2024, Table 1 (2,664K GPU-hours) and the "
+               "H100's FP8 peak",
+        url=_V3_URL, derived=True,
+        calculator="training_compute", inputs={**_V3_RUN, "peak_precision": "fp8"},
+        output="implied_mfu", published=0.173, rel_tol=0.005,
+        why_tolerance="quoted to 0.1 point (0.3%); the tolerance of the first test of it",
+    ),
+    Check(
+        id="deepseek-v3-gpu-hours",
+        chapter="compute.md",
+        claim="DeepSeek-V3: pre-training GPU-hours at 34.6% MFU on 2,048 H800s",
+        source="DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Table 1: 2,664K H800 "
+               "GPU-hours (the MFU is the one these hours imply: a consistency check)",
+        url=_V3_URL, derived=True,
+        calculator="training_compute",
+        inputs={"params": "37B", "tokens": "14.8T", "gpu": "h100_sxm", "utilization": 0.346,
+                "num_gpus": 2048},
+        output="gpu_hours", published=2_664_000, rel_tol=0.01,
+        why_tolerance="the MFU is rounded to 0.1 point",
+    ),
+    Check(
+        id="gpt3-attention-share",
+        chapter="compute.md",
+        claim="GPT-3 175B: share of the training FLOPs in attention scores, 12 L H T per "
+              "token against 6N",
+        source="Derivation with PaLM's attention term (Chowdhery et al. 2022, App. B) at "
+               "GPT-3's shape (96 layers, width 12,288, 2,048 tokens)",
+        url="https://arxiv.org/abs/2204.02311", derived=True,
+        formula=_attention_share,
+        formula_name="training_compute: attention_flops / total_flops", unit="%",
+        published=0.0276, rel_tol=0.01, why_tolerance="quoted to three digits",
     ),
 )

@@ -7,7 +7,7 @@ tolerance is zero: one switch off is a different design, not a rounding.
 
 from __future__ import annotations
 
-from calculators.catalogues import fabrics
+from calculators.catalogues import fabrics, hardware
 from published_checks import Check
 
 _EXACT = "a count of switches or hosts: it must match exactly"
@@ -90,4 +90,24 @@ CHECKS: tuple[Check, ...] = (
     ),
     _switches("deepseek-ft3-switches", "deepseek_ft3",
               "Switches of that three-tier fat tree: 5k²/4", 5_120, url=_DEEPSEEK_URL),
+    Check(
+        id="superpod-h100-3su-spines",
+        chapter="network.md",
+        claim="DGX SuperPOD H100, 3 scalable units: spines for 24 leaves of 32 uplinks "
+              "(768 links would fill 12, but 12 does not divide a leaf's 32)",
+        source=fabrics.H100_RA + ": 16 spines",
+        calculator="fabric_sizing", inputs=_inputs("dgx_superpod_h100_3su"),
+        output="spine_switches", published=16, rel_tol=0.0, why_tolerance=_EXACT,
+    ),
+    Check(
+        id="gb200-nvl72-nvlink-rack",
+        chapter="network.md",
+        claim="GB200 NVL72: the rack's NVLink bandwidth from the catalogue's per-GPU "
+              "figure (both directions) x 72",
+        source="NVIDIA GB200 NVL72 datasheet: NVLink 130 TB/s per rack, 1.8 TB/s per GPU",
+        formula=lambda: 2 * hardware.get("gb200").scale_up_bandwidth * 72,
+        formula_name="2 x hardware gb200 scale_up_bandwidth x 72", unit="B/s",
+        published=130e12, rel_tol=0.005,
+        why_tolerance="the datasheet rounds 72 x 1.8 = 129.6 TB/s to 130",
+    ),
 )

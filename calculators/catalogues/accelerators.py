@@ -7,14 +7,17 @@ published dense figure is ``None``: the device then runs it no faster than the n
 wider precision it has (an A100 has no FP8 tensor cores, so FP8 there runs at best at
 the BF16 rate; ``Accelerator.peak_flops``).
 
-Memory: ``memory_bytes`` is the vendor's label read as decimal GB. The HBM stacks are
-binary-sized, so the physical capacity is that label in GiB (7.4% more: an "80GB" H100
+Memory: ``memory_bytes`` is the vendor's label as printed, read as decimal GB (80GB ->
+80e9 B); it is kept so that each entry matches its datasheet. The HBM stacks are
+binary-sized, so what the device holds is that label in GiB (7.4% more: an "80GB" H100
 has five 16 GiB stacks), and AMD's ROCm specification table labels the column "VRAM
-(GiB)". What software can allocate sits between the two (nvidia-smi shows 81,559 MiB,
-85.5e9 B, on an H100 SXM 80GB). The catalogue keeps the smaller, decimal figure on
-purpose: the memory model leaves out the CUDA context, communication buffers and
-allocator fragmentation, and the difference is a margin for them. ``memory_note`` says
-what is known per device.
+(GiB)"; nvidia-smi shows 81,559 MiB (85.5e9 B, 0.5% under 80 GiB) on an H100 SXM 80GB.
+The memory calculators take the label in GiB as the capacity
+(formulas.model_states.device_capacity_bytes) and keep an explicit share of it free for
+what they do not count, the CUDA context, communication buffers and allocator
+fragmentation (the ``memory_reserve`` input, 5% by default; the embedding calculators'
+``gpu_reserve``, TorchRec's 15%). The decimal label is not a second margin.
+``memory_note`` says what is known per device.
 
 Link bandwidths are per GPU and per direction; datasheets quote the bidirectional
 total (NVLink 4: 900 GB/s = 450 each way). ``scale_up_domain`` is how many GPUs share
@@ -42,7 +45,7 @@ class Accelerator:
     id: str
     name: str
     peak_bf16_flops: float  # FLOP/s, dense
-    memory_bytes: float  # B, the vendor's label read as decimal GB (see module docstring)
+    memory_bytes: float  # B, the vendor's label as decimal GB; the device holds it in GiB
     memory_bandwidth: float  # B/s, HBM
     scale_up_bandwidth: float  # B/s per direction per GPU (NVLink / Infinity Fabric / ICI)
     power_watts: float | None  # W, maximum board power (TDP); None when unpublished

@@ -2,10 +2,11 @@
 the network ports and scale-up links, and which NIC a node of each accelerator has.
 
 Peak figures are dense (no 2:4 structured sparsity) tensor throughput at BF16, FP8 and
-FP4 where the vendor publishes them; memory capacities are the vendor's label read as
-decimal GB (``accelerators`` explains why, and each entry's ``memory_note`` what the
-device physically holds). Link bandwidths are per GPU and per direction (datasheets
-quote the bidirectional total).
+FP4 where the vendor publishes them; memory capacities are the vendor's label as
+printed, in decimal GB, which the memory calculators read as GiB, what the device holds,
+less an explicit reserve (``accelerators`` explains, and each entry's ``memory_note``
+says what the device physically holds). Link bandwidths are per GPU and per direction
+(datasheets quote the bidirectional total).
 """
 
 from __future__ import annotations

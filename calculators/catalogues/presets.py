@@ -13,7 +13,8 @@ another preset, if those must not carry over.
 Which calculators list a preset (``presets_for``): those it fills at least two inputs
 of, or at least one if the calculator has at most ``FEW_INPUTS`` inputs. Mixture-of-experts
 presets go only to calculators that describe experts (``MOE_MARKER``), and dense model
-presets only to the others. One shared
+presets only to the others, unless the calculator asks for the kind of model
+(``model_kind``, which every model preset sets). One shared
 name alone (a ``gpu`` choice in a 14-input calculator) is not worth a menu entry; in a
 small calculator it is most of the form.
 
@@ -62,6 +63,9 @@ MOE_MARKER = "routed_experts"
 #: means something else in that calculator (see the module docstring).
 INPUT_SOURCES: dict[str, dict[str, str]] = {
     "cluster_sizing": {"nic_bandwidth": "nic_port_bandwidth"},
+    # A model's published EP is the layout moe_step evaluates; in the planner ``ep``
+    # would fix the search, so no preset fills it there.
+    "moe_plan": {"ep": "planner_ep"},
 }
 
 
@@ -244,15 +248,16 @@ PRESETS: tuple[Preset, ...] = (
         "15.6T tokens, 3.8e25 FLOP); Sec. 3.4.1 and Table 4 (final batch 16M tokens = "
         "2,048 x 8,192)."),
     Preset("mixtral_8x7b", "Mixtral 8x7B (MoE)", "moe_model",
-           {**moe_values(moe_models.MIXTRAL_8X7B), "ep": 8},
+           {**moe_values(moe_models.MIXTRAL_8X7B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.MIXTRAL_8X7B) + _ONE_NODE_EP),
     Preset("deepseek_v3", "DeepSeek-V3 (MoE)", "moe_model", {
-        **moe_values(moe_models.DEEPSEEK_V3), "ep": 64, "seq_len": 4096, "global_batch": 15360},
+        **moe_values(moe_models.DEEPSEEK_V3), "ep": 64, "seq_len": 4096, "global_batch": 15360,
+        "model_kind": "moe"},
         _moe_source(moe_models.DEEPSEEK_V3) + " Expert parallelism over 64 GPUs (report, "
         "Sec. 3.2); pre-training sequences of 4K tokens and a batch of 15,360 sequences "
         "after the ramp-up (Sec. 4.2)."),
     Preset("qwen3_235b_a22b", "Qwen3-235B-A22B (MoE)", "moe_model",
-           {**moe_values(moe_models.QWEN3_235B_A22B), "ep": 8},
+           {**moe_values(moe_models.QWEN3_235B_A22B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.QWEN3_235B_A22B) + _ONE_NODE_EP),
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {
         "model_kind": "sparse", "tables": _KAGGLE.id, "num_tables": len(_KAGGLE.rows),
@@ -341,11 +346,14 @@ def presets_for(calc: Calculator) -> tuple[Preset, ...]:
     """The presets worth offering in ``calc``: see the module docstring for the rule."""
     needed = 1 if len(calc.params) <= FEW_INPUTS else 2
     moe = any(param.name == MOE_MARKER for param in calc.params)
+    # A calculator that asks which kind of model it sizes takes both: every model preset
+    # sets ``model_kind``, so the inputs of the other kind are left unused.
+    either = any(param.name == "model_kind" for param in calc.params)
 
     def same_kind_of_model(preset: Preset) -> bool:
         if preset.kind == "moe_model":
             return moe
-        return preset.kind != "model" or not moe
+        return preset.kind != "model" or not moe or either
 
     return tuple(p for p in PRESETS
                  if same_kind_of_model(p) and len(applied_names(calc, p)) >= needed)

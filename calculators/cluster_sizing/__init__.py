@@ -16,12 +16,14 @@ from typing import TYPE_CHECKING
 
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
+from calculators.cluster_sizing.moe import size_moe
 from calculators.cluster_sizing.sparse import size_sparse
 from calculators.core.spec import Calculator, Choice, Output, Param, When
 from calculators.inputs import data, training
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.embeddings import gpu_params, table_params
 from calculators.inputs.hardware import accelerator_choices
+from calculators.inputs.moe import EP_OVERLAP_PARAM, EXPERT_COMM_PARAMS, MOE_ARCHITECTURE_PARAMS
 from calculators.inputs.sparse_step import SPARSE_STEP_PARAMS
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
 
@@ -34,6 +36,10 @@ def _renamed(param: Param, name: str, label: str) -> Param:
 
 
 _TABLES = {p.name: p for p in table_params()}
+#: The MoE architecture's names that the dense architecture inputs already declare.
+_SHARED_NAMES = tuple(p.name for p in ARCHITECTURE_PARAMS
+                      if p.name in {q.name for q in MOE_ARCHITECTURE_PARAMS})
+_MOE_ONLY = tuple(p for p in MOE_ARCHITECTURE_PARAMS if p.name not in _SHARED_NAMES)
 _GPU = {p.name: p for p in gpu_params()}
 
 
@@ -45,10 +51,13 @@ def _sparse_param(name: str) -> Param:
 _DECLARED: tuple[Param, ...] = (
     Param("model_kind", "Model kind", "choice", "dense",
           choices=(Choice("dense", "dense (transformer LM)"),
+                   Choice("moe", "mixture of experts (transformer LM)"),
                    Choice("sparse", "sparse (recommendation: embeddings + MLPs)")),
-          help="Dense: sized by compute, then laid out by the TP x PP x DP planner. Sparse: "
-               "sized by the dense part's compute, then by the embedding tables' memory and "
-               "the PS-or-collective choice."),
+          help="Dense: sized by compute, then laid out by the TP x PP x DP planner. Mixture "
+               "of experts: sized by the active parameters' compute and the total's memory, "
+               "then laid out by the EP x TP x PP x DP planner (moe_plan). Sparse: sized by "
+               "the dense part's compute, then by the embedding tables' memory and the "
+               "PS-or-collective choice."),
     Param("deadline_days", "Deadline", "float", 34.0, unit="days", minimum=0.01,
           maximum=3650,
           help="Wall-clock days the training run may take. Default 34: Narayanan et al. "
@@ -87,6 +96,11 @@ _DECLARED: tuple[Param, ...] = (
           help="Tokenised training data on disk. Blank: 2 B (uint16) when the vocabulary "
                "fits in 65,536 IDs, else 4 B (int32), as Megatron-LM's indexed datasets "
                "store them."),
+    # --- mixture of experts: what a dense transformer does not have (the shared names
+    # above describe its attention, widths and vocabulary)
+    *_MOE_ONLY,
+    *EXPERT_COMM_PARAMS,
+    EP_OVERLAP_PARAM,
     # --- sparse: the model and its data
     # The data inputs are data_pipeline's, with this calculator's defaults and help.
     replace(data.DATASET_SAMPLES_PARAM, default=500e9,
@@ -128,7 +142,9 @@ _DECLARED: tuple[Param, ...] = (
                "datasheet (hardware catalogue)."),
     Param("gpu_memory", "GPU memory override", "float", None, unit="B", minimum=1e6,
           maximum=1e14, optional=True, placeholder="from the GPU",
-          help="E.g. what your framework leaves usable."),
+          help="What the device holds. Blank: the datasheet's label read as GiB (an "
+               "\"80GB\" A100 or H100 holds 80 GiB, 85.9e9 B). A dense layout must leave "
+               "5% of it free, the embedding tables gpu_reserve of it."),
     Param("gpus_per_node", "GPUs per node", "int", 8, minimum=1, maximum=1024,
           help="The NVLink domain: 8 in a DGX/HGX A100 or H100 node. GPUs are bought in "
                "whole nodes."),
@@ -150,19 +166,27 @@ _DECLARED: tuple[Param, ...] = (
 #: model and data, then the sparse ones; the rest under "More inputs" unless an
 #: example sets it. Labels say which kind of model an input is for.
 _DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
+#: Dense inputs an MoE reads too (same meaning: inputs.moe).
+_SHARED = (*_SHARED_NAMES, "tokens", "global_batch", "seq_len", "bytes_per_token")
+_MOE = (*(p.name for p in _MOE_ONLY), *(p.name for p in EXPERT_COMM_PARAMS), "ep_overlap")
 _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
            "rows_per_table", "embedding_dim", "num_sparse_features", "pooling_factor",
            "dense_on_ps")
 _FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization", "goodput",
-          "flops_per_param_token", *_DENSE, *_SPARSE)
+          "flops_per_param_token", *_DENSE, "routed_experts", "experts_per_token",
+          "expert_ffn", "shared_experts", "dense_layers", *_SPARSE)
 _BY_NAME = {p.name: p for p in _DECLARED}
 
 
 def _labelled(param: Param) -> Param:
-    kind = " (dense)" if param.name in _DENSE else " (sparse)" if param.name in _SPARSE else ""
+    name = param.name
+    kind = (" (dense, MoE)" if name in _SHARED else " (dense)" if name in _DENSE else
+            " (MoE)" if name in _MOE else " (sparse)" if name in _SPARSE else "")
     # The page shows an input only for the kind of model it applies to (values kept).
-    when = (When("model_kind", ("dense",)) if param.name in _DENSE else
-            When("model_kind", ("sparse",)) if param.name in _SPARSE else param.when)
+    when = (When("model_kind", ("dense", "moe")) if name in _SHARED else
+            When("model_kind", ("dense",)) if name in _DENSE else
+            When("model_kind", ("moe",)) if name in _MOE else
+            When("model_kind", ("sparse",)) if name in _SPARSE else param.when)
     return replace(param, label=param.label + kind, advanced=param.name not in _FIRST,
                    when=when)
 
@@ -182,13 +206,15 @@ OUTPUTS: tuple[Output, ...] = (
     Output("total_flops", "Training compute C", "FLOP", "sci"),
     Output("gpu_hours", "GPU-hours", "GPU-h", "count"),
     Output("wall_clock_days", "Wall-clock time", "days", "fixed",
-           help="Dense: the longer of the compute at the assumed MFU and the planner's "
-                "step estimate for the chosen layout; GPU-hours, cost and energy follow "
-                "it. Sparse: the longer of compute and communication per step."),
+           help="The training time divided by the goodput. Training time, dense: the "
+                "longer of the compute at the assumed MFU and the planner's step estimate "
+                "for the chosen layout; sparse: steps x the longer of compute and "
+                "communication per step. GPU-hours, cost and energy follow it."),
     Output("step_time", "Step time at the assumed MFU", "s", "si"),
     Output("tp", "Tensor parallel", "", "count"),
     Output("pp", "Pipeline parallel", "", "count"),
     Output("dp", "Data parallel", "", "count"),
+    Output("ep", "Expert parallel", "", "count"),
     Output("micro_batch", "Micro-batch", "sequence", "count"),
     Output("zero_stage", "ZeRO stage", "", "count"),
     Output("recompute", "Recomputation", "", "text"),
@@ -234,13 +260,21 @@ def size_cluster(inputs: Inputs) -> Computed:
         size_dense(inputs, machine, report)
         report.notes.append(
             "Assumed: the MFU is end to end; the planner's own step model (60% of peak "
-            "in compute, links at 80% of line rate) bounds it: the wall-clock time is "
-            "the longer of the two estimates.")
+            "in compute, links at 80% of line rate) bounds it: the training time is "
+            "the longer of the two estimates, and the wall-clock time that over the "
+            "goodput.")
+    elif inputs.text("model_kind") == "moe":
+        size_moe(inputs, machine, report)
+        report.notes.append(
+            "Assumed: the MFU is end to end and counts the active parameters (6 N_active "
+            "D); the expert-parallel planner's step model bounds it, its alltoalls hidden "
+            "behind another micro-batch's compute at the overlap efficiency.")
     else:
         size_sparse(inputs, machine, report)
         report.notes.append(
             "Assumed: compute at the given MFU counts only the dense MLPs; communication "
             "as sparse_training models it, hidden behind compute up to the step's length.")
+    report.values.setdefault("ep", None)  # expert parallelism: mixtures of experts only
     return report.computed(f"How {inputs.text('model_kind')} sizing reached its answer")
 
 

@@ -54,7 +54,7 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
                            "nic_bandwidth", in_time)
     n = scan.num_gpus
     plan = scan.plan
-    lay = plan.best if plan is not None else None
+    lay = plan.choose(in_time) if plan is not None else None
     run = RunTime.of(machine, n, lay, total=total, step_flops=training_flops(
         params, batch_tokens, machine.k), steps=steps)
     goodput = failures.at(n).value  # the share of wall-clock that trains
@@ -152,26 +152,25 @@ class RunTime:
 
 def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
                 planner_mfu: float) -> None:
-    """The headline time, the longer of the two estimates, and why."""
+    """The training time before failures: the longer of the two estimates, and why (the
+    goodput row and the wall-clock row, which divides this by the goodput, follow)."""
     compute_days, planner_days = run.compute_days, run.planner_days
-    counted = (f"{planner_mfu:.1%} MFU in Megatron's count of model FLOPs, against the "
-               f"assumed {machine.mfu:.1%} of {machine.k:g}ND")
+    both = (f"the longer of {fmt(compute_days, 'days', 'fixed')} at the assumed "
+            f"{machine.mfu:.1%} MFU ({machine.k:g}ND) and {fmt(planner_days, 'days', 'fixed')} "
+            f"by the planner's step model ({planner_mfu:.1%} MFU in Megatron's count of "
+            "model FLOPs)")
     if planner_days > compute_days:
         name, waited = max(((part, t) for part, t in lay.parts() if part != "compute"),
                            key=lambda part: part[1])
-        report.row("Wall-clock time", f"{fmt(planner_days, 'days', 'fixed')}: the planner's "
-                   "estimate",
-                   f"this layout cannot reach the assumed MFU: the planner's step model "
-                   f"takes {fmt(planner_days, 'days', 'fixed')} against "
-                   f"{fmt(compute_days, 'days', 'fixed')} ({counted}); "
-                   f"its largest cost besides compute is {name}, {fmt(waited, 's')} of a "
-                   f"{fmt(lay.step_s, 's')} step. GPU-hours, cost and energy follow this time.")
+        report.row("Training time (before failures)",
+                   f"{fmt(planner_days, 'days', 'fixed')}: the planner's estimate",
+                   f"{both}: this layout cannot reach the assumed MFU; its largest cost "
+                   f"besides compute is {name}, {fmt(waited, 's')} of a "
+                   f"{fmt(lay.step_s, 's')} step")
     else:
-        report.row("Wall-clock time", f"{fmt(compute_days, 'days', 'fixed')}: at the "
-                   "assumed MFU",
-                   f"the planner's step model for this layout is faster, "
-                   f"{fmt(planner_days, 'days', 'fixed')} ({counted}); the assumed MFU "
-                   "also covers what it leaves out")
+        report.row("Training time (before failures)",
+                   f"{fmt(compute_days, 'days', 'fixed')}: at the assumed MFU",
+                   f"{both}: the assumed MFU also covers what the step model leaves out")
     if machine.k >= 8 and lay.recompute != "full":
         report.warnings.append(
             f"The compute counts {machine.k:g} FLOP per parameter per token, full "
@@ -201,7 +200,9 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
         inter_node_bandwidth_available=machine.nic_per_gpu)
     report.row("Layout", f"TP {lay.tp} x CP {lay.cp} x PP {lay.pp} x DP {lay.dp}, micro-batch "
                f"{lay.micro_batch}, recompute {lay.recompute}, ZeRO {lay.zero_stage}",
-               f"parallel_plan's fastest layout that fits, of {len(plan.layouts):,} "
+               f"parallel_plan's recommended layout (the simplest that fits within "
+               f"{plan.tolerance:.0%} of the fastest, and meets the deadline if one "
+               f"such does), of {len(plan.layouts):,} "
                f"evaluated at {n:,} GPUs")
     report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of "
                f"{fmt(machine.capacity, 'B')} ({fmt(headroom, 'B')} free)",
@@ -232,8 +233,9 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
     if planner_days > machine.deadline_s / SECONDS_PER_DAY:
         report.warnings.append(
             f"At the planner's estimate ({planner_mfu:.1%} MFU against the assumed "
-            f"{machine.mfu:.1%}) the run takes {planner_days:,.1f} days and misses the "
-            "deadline. Data parallelism cannot exceed the global batch; beyond it, GPUs "
-            "go into pipeline stages with few micro-batches and large bubbles. A larger "
+            f"{machine.mfu:.1%}) the run takes {planner_days:,.1f} days of training, before "
+            "failures, and misses the deadline. Data parallelism cannot exceed the global "
+            "batch; beyond it, GPUs go into pipeline stages with few micro-batches and large "
+            "bubbles. A larger "
             "global batch, a longer deadline or a faster GPU is needed.")
     return planner_mfu

@@ -73,9 +73,10 @@ class Failures:
             report.row("Goodput", f"{used.value:.1%} (given)",
                        f"the goodput model would give {plan.goodput:.1%} here, with "
                        f"{checkpoint}; leave goodput blank to use it")
-        if used.value < 1.0:
-            report.row("Wall-clock with failures", f"{ideal_days / used.value:,.1f} days",
-                       f"{ideal_days:,.1f} days of training / {used.value:.1%}: checkpoints, "
-                       "work redone and restarts take the rest; GPU-hours, cost and energy "
-                       "follow this time, and the GPU count was sized for it")
+        lost = ("failures ignored" if used.value >= 1.0 else
+                "checkpoints, work redone and restarts take the rest")
+        report.row("Wall-clock time", f"{ideal_days / used.value:,.1f} days",
+                   f"{ideal_days:,.1f} days of training / {used.value:.1%} goodput ({lost}); "
+                   "the headline, GPU-hours, cost and energy follow this time, and the GPU "
+                   "count was sized for it")
         return used

@@ -104,7 +104,8 @@ def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) ->
                f"{fmt(cost, 'USD', 'usd')}; {fmt(energy, 'kWh', 'count')}; "
                f"{fmt(carbon, 'tCO2e', 'count')}",
                "GPU-hours x price; x GPU power x PUE; x grid intensity (Meta's method, "
-               "LLaMA Table 15). GPUs only: hosts, network and storage add more.")
+               "LLaMA Table 15). Either way off: hosts, network and storage are left out "
+               "(too low), and every hour is at board power (too high).")
 
 
 def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes: float,

@@ -14,13 +14,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Protocol
 
 from calculators.core.spec import ValidationError, validate
 from calculators.formulas import collectives as comm
 from calculators.formulas.embeddings import table_memory
 from calculators.formulas.memory import state_bytes
 from calculators.formulas.planner import gpu_counts, search
+from calculators.formulas.ranking import RANK_TOLERANCE, preferred
 from calculators.formulas.sharding import COMM_BYTES, Network
 from calculators.formulas.sparse_step import MAX_TABLE_BYTES, Job, compare_step
 from calculators.inputs.architecture import architecture
@@ -58,11 +59,20 @@ class Plan:
     arch: Architecture
     cluster: Cluster
     layouts: list[Layout]
+    tolerance: float = RANK_TOLERANCE
 
     @property
     def best(self) -> Layout | None:
-        """parallel_plan's winner: the fastest layout that fits."""
-        return next((lay for lay in self.layouts if lay.fits), None)
+        """parallel_plan's winner: the layout it recommends (formulas.ranking: the
+        simplest of those that fit within the ranking tolerance of the fastest)."""
+        return next(iter(preferred(self.layouts, self.tolerance)), None)
+
+    def choose(self, ok: Callable[[Layout], bool]) -> Layout | None:
+        """The first layout in parallel_plan's order that passes ``ok`` (meets the
+        deadline), else its winner: the simplicity rule never costs the deadline when
+        a faster layout within the tolerance would meet it."""
+        ranked = preferred(self.layouts, self.tolerance)
+        return next((lay for lay in ranked if ok(lay)), ranked[0] if ranked else None)
 
 
 def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
@@ -85,7 +95,14 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
     layouts = search(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
                      inputs.whole("global_batch"), micro_batch=micro_batch,
                      act_bytes=4.0 if precision == "fp32" else 2.0)
-    return Plan(num_gpus, arch, cluster, layouts)
+    return Plan(num_gpus, arch, cluster, layouts, inputs.num("rank_tolerance"))
+
+
+class Planner(Protocol):
+    """``plan_at``'s signature: the planner's layouts at one GPU count."""
+
+    def __call__(self, plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
+                 search_layouts: bool = True, micro_batch: int | None = None) -> Plan: ...
 
 
 @dataclass(frozen=True)
@@ -112,20 +129,24 @@ def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
 
 
 def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_node: int,
-                    blame: str, fast_enough: Callable[[Layout], bool]) -> Scan:
+                    blame: str, fast_enough: Callable[[Layout], bool], *,
+                    planner: Planner | None = None) -> Scan:
     """The smallest count of whole nodes with at least ``start_gpus`` GPUs whose
-    planner winner (the fastest layout that fits) is ``fast_enough``; failing that,
+    planner winner (the layout parallel_plan recommends) is ``fast_enough``; failing that,
     within the search budget, the smallest whose winner fits at all.
 
     Only counts that admit a layout are costed. Candidates are screened with
     micro-batch 1, the layouts with the least activation memory and the smallest
     pipeline bubble, so a quarter of the full search; the count chosen then gets
-    parallel_plan's full search, whose winner is at least as fast. Counts with too many
+    parallel_plan's full search, whose fastest layout is at least as fast (its
+    recommended one is within the ranking tolerance of that). Counts with too many
     layouts to search are skipped. Whether a count is accepted depends on the count
-    (and the test) alone, so a later start never ends lower.
+    (and the test) alone, so a later start never ends lower. ``planner`` is ``plan_at``
+    (the dense planner) unless given (the expert-parallel one, for a mixture of experts).
     """
+    plan_at_n = planner or plan_at
     first = max(1, math.ceil(start_gpus / gpus_per_node)) * gpus_per_node
-    probe = plan_at(plan_raw, gpus_per_node, blame, search_layouts=False)
+    probe = plan_at_n(plan_raw, gpus_per_node, blame, search_layouts=False)
     batch = int(str(plan_raw["global_batch"]))
     tried = evaluated = 0
     chosen: int | None = None
@@ -135,13 +156,13 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
             break
         tried += 1
         try:
-            screen = plan_at(plan_raw, n, blame, micro_batch=1)
+            screen = plan_at_n(plan_raw, n, blame, micro_batch=1)
         except ValidationError as err:
             if err.input_name != "num_gpus":
                 raise
             continue  # too many layouts to search at this count
         evaluated += len(screen.layouts)
-        best = screen.best
+        best = screen.choose(fast_enough)
         if best is None:
             continue
         if fast_enough(best):
@@ -151,7 +172,7 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     count = chosen or fallback
     if count is None:
         return Scan(first, first, tried, evaluated, None, fast_enough=False)
-    plan = plan_at(plan_raw, count, blame)
+    plan = plan_at_n(plan_raw, count, blame)
     return Scan(first, count, tried, evaluated + len(plan.layouts), plan,
                 fast_enough=chosen is not None)
 

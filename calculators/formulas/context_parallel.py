@@ -169,6 +169,25 @@ def exposed_time_s(comm_s: float, compute_s: float, overlap: float) -> float:
     return max(0.0, comm_s - overlap * compute_s)
 
 
+def ring_exposed_time_s(send_s: float, cp: int, attention_s: float, overlap: float) -> float:
+    """The ring's sends left on the critical path in one pass (forward or backward).
+
+    Liu et al. 2023, Sec. 3: each of the c - 1 steps sends one K, V block while
+    computing attention on the block it holds, so a send hides only behind that one
+    block's compute, never behind another step's, and the last block's compute has
+    nothing left to hide. ``send_s`` is the pass's c - 1 sends together, ``attention_s``
+    the pass's attention compute for the local queries against all c blocks (equal
+    blocks with load-balanced causal chunks): (c - 1) x max(0, send_s/(c - 1) -
+    overlap x attention_s/c). Nothing hides when a block computes faster than it sends,
+    which happens below ``ring_min_tokens_per_gpu`` tokens per GPU (twice that under a
+    causal mask, whose blocks do half the work).
+    """
+    if cp <= 1:
+        return 0.0
+    steps = cp - 1
+    return steps * exposed_time_s(send_s / steps, attention_s / cp, overlap)
+
+
 @dataclass(frozen=True)
 class Links:
     """Where a CP group runs: its members per scale-up domain, the bandwidths (B/s per

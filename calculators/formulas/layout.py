@@ -94,6 +94,16 @@ class Layout:
     pp_inter: bool
     dp_inter: bool
     step_s: float
+    #: Expert parallelism (formulas.moe_planner): the dispatch and combine alltoalls per
+    #: step, the part not hidden, the bytes each GPU sends and those of them that leave
+    #: the scale-up domain. Zero for a dense model, whose ``parts`` omit them.
+    ep_s: float = 0.0
+    ep_exposed_s: float = 0.0
+    ep_bytes: float = 0.0
+    ep_inter_bytes: float = 0.0
+    #: The routed blocks' compute per step that the alltoalls could hide behind.
+    ep_cover_s: float = 0.0
+    moe: bool = False
 
     @property
     def tp(self) -> int:
@@ -121,10 +131,14 @@ class Layout:
 
     @property
     def intra_bytes(self) -> float:
-        return self.tp_bytes + self.cp_bytes + self.pp_bytes + self.dp_bytes - self.inter_bytes
+        return (self.tp_bytes + self.cp_bytes + self.pp_bytes + self.dp_bytes + self.ep_bytes
+                - self.inter_bytes)
 
     def parts(self) -> list[tuple[str, float]]:
-        return [("compute", self.compute_s), ("recompute", self.recompute_s),
-                ("bubble", self.bubble_s), ("TP comm", self.tp_s),
-                ("CP comm (exposed)", self.cp_exposed_s), ("PP comm", self.pp_s),
-                ("DP comm (exposed)", self.dp_exposed_s)]
+        parts = [("compute", self.compute_s), ("recompute", self.recompute_s),
+                 ("bubble", self.bubble_s), ("TP comm", self.tp_s),
+                 ("CP comm (exposed)", self.cp_exposed_s), ("PP comm", self.pp_s),
+                 ("DP comm (exposed)", self.dp_exposed_s)]
+        if self.moe:
+            parts.append(("EP alltoall (exposed)", self.ep_exposed_s))
+        return parts

@@ -117,10 +117,11 @@ def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
                   tp: int, cp: int, per_domain: int, micro_batch: int, act_bytes: float,
                   attention_s: float, overlap: float) -> tuple[float, float, float]:
     """(time, exposed time, bytes sent) of one layer's context-parallel traffic for one
-    micro-batch: the ring hides behind the attention of the block it holds (Liu et al.
-    2023, Sec. 3) at the overlap efficiency; the all-gather (Llama 3) and Ulysses'
-    all-to-alls are on the critical path. ``attention_s`` is the layer's forward
-    attention time on this GPU; the backward's is twice that."""
+    micro-batch: each of the ring's sends hides behind the attention of the one block
+    computed meanwhile (Liu et al. 2023, Sec. 3; context_parallel.ring_exposed_time_s)
+    at the overlap efficiency; the all-gather (Llama 3) and Ulysses' all-to-alls are on
+    the critical path. ``attention_s`` is the layer's forward attention time on this
+    GPU; the backward's is twice that."""
     if cp <= 1:
         return 0.0, 0.0, 0.0
     dims = cpar.AttentionDims(arch.seq_len, micro_batch, arch.heads // tp,
@@ -131,8 +132,8 @@ def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
     total = layer.forward_s + layer.backward_s
     if not layer.overlappable:
         return total, total, layer.bytes_sent
-    exposed = (cpar.exposed_time_s(layer.forward_s, attention_s, overlap)
-               + cpar.exposed_time_s(layer.backward_s, 2.0 * attention_s, overlap))
+    exposed = (cpar.ring_exposed_time_s(layer.forward_s, cp, attention_s, overlap)
+               + cpar.ring_exposed_time_s(layer.backward_s, cp, 2.0 * attention_s, overlap))
     return total, exposed, layer.bytes_sent
 
 

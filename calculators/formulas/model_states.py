@@ -26,9 +26,11 @@ GRADIENT_PRECISIONS = ("16bit", "fp32")
 #: K = 4 + 8 = 12); SGD momentum 4 B; Adafactor without momentum keeps factored row and
 #: column statistics, O(n + m) per n x m matrix, taken here as 0 B per parameter
 #: (Shazeer and Stern 2018, Sec. 3-4); 8-bit Adam keeps both moments in 1 B each
-#: (Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization).
+#: (Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization); AdamW with
+#: BF16 moments, 2 B each, as DeepSeek-V3 trained (report, Sec. 3.3.3).
 OPTIMIZER_STATE_BYTES: dict[str, float] = {
     "adamw": 8.0, "sgd_momentum": 4.0, "adafactor": 0.0, "adamw_8bit": 2.0,
+    "adamw_bf16": 4.0,
 }
 MASTER_WEIGHT_BYTES = 4.0
 

@@ -22,12 +22,16 @@ RANK_ORDER = ("tp", "cp", "dp", "pp")
 
 @dataclass(frozen=True)
 class Dims:
-    """Sizes of the parallel dimensions: tensor, context, data and pipeline."""
+    """Sizes of the parallel dimensions: tensor, context, data and pipeline; and, for a
+    mixture of experts, expert parallelism, which is folded into the GPUs of a pipeline
+    stage rather than multiplied in (formulas.moe_planner): ``ep`` does not enter
+    ``gpus`` or ``RANK_ORDER``."""
 
     tp: int = 1
     cp: int = 1
     dp: int = 1
     pp: int = 1
+    ep: int = 1
 
     @property
     def gpus(self) -> int:
@@ -46,8 +50,10 @@ class Dims:
         raise ValueError(f"unknown parallel dimension {name!r}")
 
     def label(self) -> str:
-        """TP x CP x PP x DP, the order the guide's tables use."""
-        return f"{self.tp}x{self.cp}x{self.pp}x{self.dp}"
+        """TP x CP x PP x DP, the order the guide's tables use (and the EP size when
+        experts are split)."""
+        dense = f"{self.tp}x{self.cp}x{self.pp}x{self.dp}"
+        return dense if self.ep == 1 else f"{dense}, EP {self.ep}"
 
 
 def members_per_domain(stride: int, size: int, domain: int) -> int:

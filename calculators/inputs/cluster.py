@@ -9,6 +9,7 @@ from calculators.catalogues import hardware
 from calculators.core.spec import Inputs, Param
 from calculators.formulas.memory import StateBytes, state_bytes
 from calculators.formulas.planner import DEFAULT_OVERLAP, Cluster, Options
+from calculators.formulas.ranking import RANK_TOLERANCE
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.hardware import (
     GPU_MEMORY_PARAM,
@@ -157,6 +158,21 @@ PLANNER_PARAMS: tuple[Param, ...] = (
         "behind the pass before, the CP ring behind attention. Assumption: 0.8; compute "
         "overlapped with communication ran 18.9% slower on average in arXiv:2507.03114 "
         "(2025). 0: nothing hides; 1: perfect overlap, no contention.",
+    ),
+    Param(
+        "rank_tolerance",
+        "Ranking tolerance",
+        "float",
+        RANK_TOLERANCE,
+        unit="1",
+        minimum=0,
+        maximum=0.5,
+        help="Layouts within this fraction of the fastest that fits count as equally "
+        "fast, and the simplest of them is recommended: fewest GPUs per model replica "
+        "(Narayanan et al. 2021, Sec. 3.3), then fewest parallel dimensions. Assumption: "
+        "5%, a little under the step model's "
+        "error against measured runs (7-8% for Llama 3 405B at 8K, Dubey et al. 2024, "
+        "Table 4). 0: rank by step time alone.",
     ),
     SCHEDULE_PARAM,
     VIRTUAL_STAGES_PARAM,

@@ -15,6 +15,7 @@ from calculators.catalogues.embedding_tables import (
 )
 from calculators.core.spec import Choice, Inputs, Param
 from calculators.formulas.embeddings import TORCHREC_RESERVE
+from calculators.formulas.model_states import device_capacity_bytes
 from calculators.formulas.sharding import Network
 from calculators.inputs.hardware import accelerator_choices
 
@@ -62,10 +63,15 @@ def gpu_params() -> tuple[Param, ...]:
     return (
         Param("gpu", "Accelerator", "choice", hardware.DEFAULT_ACCELERATOR,
               choices=accelerator_choices(),
-              help="Memory as the datasheet states it (decimal GB)."),
+              help="Memory as the device holds it: the datasheet's label read as GiB (an "
+                   "\"80GB\" A100 or H100 holds 80 GiB, 85.9e9 B), as TorchRec's planner "
+                   "counts capacity in binary units (constants.HBM_CAP = 32 x 1024^3)."),
         Param("gpu_memory", "GPU memory override", "float", None, unit="B", minimum=1e6,
               maximum=1e14, optional=True,
-              placeholder="from the accelerator", help="e.g. 40GB for an A100 40GB.",
+              placeholder="from the accelerator",
+              help="What the device holds, before the reserve below is taken off (e.g. "
+                   "42.9e9 for a 40 GiB A100). Enter what is left after other uses only "
+                   "with the reserve set to 0, or it is counted twice.",
               advanced=True),
         Param("gpu_reserve", "GPU memory reserved", "float", TORCHREC_RESERVE, unit="1",
               minimum=0, maximum=0.95,
@@ -75,7 +81,10 @@ def gpu_params() -> tuple[Param, ...]:
 
 
 def usable_gpu_bytes(inputs: Inputs) -> float:
-    memory = inputs.opt("gpu_memory") or hardware.get(inputs.text("gpu")).memory_bytes
+    """The device's capacity (its label in GiB, as the dense memory model reads it) less
+    the ``gpu_reserve`` share."""
+    memory = inputs.opt("gpu_memory") or device_capacity_bytes(
+        hardware.get(inputs.text("gpu")).memory_bytes)
     return memory * (1.0 - inputs.num("gpu_reserve"))
 
 

@@ -81,5 +81,8 @@ GPU_MEMORY_PARAM = Param(
     maximum=1e14,
     optional=True,
     placeholder="from the GPU",
-    help="E.g. 80 GiB, or what your framework leaves.",
+    help="What the device holds, before the memory_reserve share is kept free. Blank: "
+    "the datasheet's label read as GiB (an \"80GB\" A100 or H100 holds 80 GiB, "
+    "85.9e9 B). To enter what your framework leaves usable instead, set memory_reserve "
+    "to 0, or the reserve is taken twice.",
 )

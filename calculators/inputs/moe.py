@@ -10,6 +10,7 @@ layer. A dense model is one expert chosen from one (``routed_experts`` = 1)."""
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Inputs, Param, ValidationError, When
+from calculators.formulas.expert_parallel import AlltoallPrecision
 from calculators.formulas.moe import GroupedQueryAttention, LatentAttention, MoeArchitecture
 
 _V3 = "DeepSeek-V3 config.json"
@@ -151,3 +152,46 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
         router_bias=inputs.flag("router_bias"),
         mtp_modules=inputs.whole("mtp_modules"),
     )
+
+
+# --- how the expert alltoalls run (moe_step, moe_plan, cluster_sizing) -------------------
+
+EXPERT_COMM_PARAMS: tuple[Param, ...] = (
+    Param("dispatch", "Dispatch", "choice", "per_node",
+          choices=(Choice("per_node", "per node: one network copy per node (DeepSeek)"),
+                   Choice("direct", "direct: every copy to its expert's GPU")),
+          help="DeepSeek-V3 (Sec. 3.2.2) sends a token once to each remote node, then "
+               "forwards it over NVLink; a plain alltoall sends every copy itself."),
+    Param("max_nodes_per_token", "Nodes per token at most (M)", "int", 4, minimum=1,
+          maximum=100_000, optional=True, placeholder="no limit",
+          when=When("dispatch", ("per_node",)),
+          help="Node-limited routing: DeepSeek-V3 uses M = 4 (Secs. 2.1.2, 4.2). Only the "
+               "per-node dispatch gains from it."),
+    Param("dispatch_bytes", "Dispatch bytes per element", "float", 1.0, unit="B",
+          minimum=0.5, maximum=8, help="FP8 = 1 (DeepSeek-V3, Sec. 3.3.3), BF16 = 2."),
+    Param("combine_bytes", "Combine bytes per element", "float", 2.0, unit="B",
+          minimum=0.5, maximum=8,
+          help="BF16 = 2: DeepSeek-V3 keeps the combines in BF16 (Sec. 3.3.3)."),
+)
+
+EP_OVERLAP_PARAM = Param(
+    "ep_overlap", "Expert alltoall overlap", "choice", "batch",
+    choices=(Choice("batch", "with another micro-batch's compute (DualPipe)"),
+             Choice("none", "none: the experts wait for their tokens")),
+    help="Batch: one micro-batch's dispatch and combine run while another computes, "
+         "hidden at the overlap efficiency (DeepSeek-V3's DualPipe, Sec. 3.2.1; "
+         "Megatron-Core's --overlap-moe-expert-parallel-comm). None: every alltoall is on "
+         "the critical path, as a plain EP implementation runs it.")
+
+
+def alltoall_precision(inputs: Inputs) -> AlltoallPrecision:
+    """Bytes per element of the four alltoalls: the backward dispatch as the forward
+    dispatch, the backward combine as the forward combine (DeepSeek-V3 Sec. 3.3.3)."""
+    dispatch, combine = inputs.num("dispatch_bytes"), inputs.num("combine_bytes")
+    return AlltoallPrecision(dispatch, combine, dispatch, combine)
+
+
+def max_nodes(inputs: Inputs) -> int | None:
+    """The node limit M, or None when blank (no limit)."""
+    return None if inputs["max_nodes_per_token"] is None else inputs.whole(
+        "max_nodes_per_token")

@@ -18,10 +18,11 @@ OPTIMIZER_PARAM = Param(
     "optimizer", "Optimizer", "choice", "adamw",
     choices=(Choice("adamw", "AdamW (8 B states)"), Choice("sgd_momentum", "SGD + momentum"),
              Choice("adafactor", "Adafactor (factored, no momentum)"),
-             Choice("adamw_8bit", "8-bit AdamW")),
+             Choice("adamw_8bit", "8-bit AdamW"),
+             Choice("adamw_bf16", "AdamW, BF16 moments (DeepSeek-V3)")),
     help="State bytes per parameter: AdamW 8 (K = 12 with the master copy, ZeRO); SGD "
          "momentum 4; Adafactor about 0 (Shazeer and Stern 2018); 8-bit Adam 2 (Dettmers "
-         "et al. 2022).")
+         "et al. 2022); AdamW with BF16 moments 4 (DeepSeek-V3 report, Sec. 3.3.3).")
 RECOMPUTE_PARAM = Param(
     "recompute", "Activation recomputation", "choice", "none",
     choices=(Choice("none", "none"), Choice("selective", "selective (attention scores)"),

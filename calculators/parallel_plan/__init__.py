@@ -18,6 +18,7 @@ from calculators.core.spec import (
 )
 from calculators.formulas.flops import megatron_model_flops_per_token
 from calculators.formulas.planner import search
+from calculators.formulas.ranking import preferred
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
     PLANNER_PARAMS,
@@ -103,7 +104,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             f"no layout of {n} GPUs divides a global batch "
             f"of {global_batch} sequences with these constraints",
         )
-    fitting = [lay for lay in layouts if lay.fits]
+    tolerance = inputs.num("rank_tolerance")
+    fitting = preferred(layouts, tolerance)
     values: dict[str, float | bool | str | None] = {
         "layouts_evaluated": float(len(layouts)),
         "layouts_fitting": float(len(fitting)),
@@ -168,8 +170,10 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "Step",
         ),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
-        caption=f"Fastest {len(top)} distinct layouts of the {len(fitting)} that fit "
-        f"({len(layouts)} evaluated). Communication per step: time, bytes each GPU "
+        caption=f"The first {len(top)} distinct layouts of the {len(fitting)} that fit "
+        f"({len(layouts)} evaluated): those within {tolerance:.0%} of the fastest, "
+        "simplest first (fewest GPUs per replica, then fewest parallel dimensions), then "
+        "the rest by step time. Communication per step: time, bytes each GPU "
         "sends, and whether it stays in the NVLink domain or goes across it. ZeRO "
         "'3/8': stage 3 sharded in groups of 8 and replicated across (hybrid).",
     )
@@ -180,7 +184,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         legend_right=True,
     )
     return Computed(
-        values=values, notes=explain(best, fitting, layouts[0], cluster), table=table, chart=chart
+        values=values, notes=explain(best, fitting, layouts[0], cluster, tolerance),
+        table=table, chart=chart
     )
 
 
@@ -224,6 +229,7 @@ PARALLEL_PLAN = Calculator(
         "dropout",
         "gradients",
         "memory_reserve",
+        "rank_tolerance",
     ),
     title="TP x CP x PP x DP planner",
     summary="Enumerate every tensor/context/pipeline/data-parallel layout of a cluster, "

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.formulas.ranking import dimensions_in_use, model_parallel_size
+
 if TYPE_CHECKING:
     from calculators.formulas.planner import Cluster, Layout
 
@@ -55,13 +57,24 @@ def why(best: Layout, other: Layout) -> str:
     growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
     delta, name = max(growth)
     slower = other.step_s / best.step_s - 1
+    if slower <= -5e-4:
+        return (f"{layout_label(other)} ({choices(other)}) is {-slower:.1%} faster, within "
+                f"the ranking tolerance, but less simple ({simpler(other)}).")
     if slower < 5e-4:
         return f"{layout_label(other)} ({choices(other)}) is as fast, to within 0.05%."
     return f"{layout_label(other)} ({choices(other)}) is {slower:.1%} slower, mostly {name} " \
         f"(+{delta:.3g} s)."
 
 
-def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster) -> list[str]:
+def simpler(lay: Layout) -> str:
+    """What the ranking's simplicity key counts, in words."""
+    dims = dimensions_in_use(lay.dims)
+    return (f"{model_parallel_size(lay.dims):,} GPUs per replica, {dims} parallel "
+            f"dimension{'s' if dims != 1 else ''} in use")
+
+
+def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster,
+            tolerance: float) -> list[str]:
     """Why the winner wins and what the next distinct layouts lose on."""
     mem = best.memory
     stage = ("the only pipeline stage" if best.pp == 1 else "the first pipeline stage"
@@ -82,6 +95,13 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
         f"embedding and output layer {mem.outer / GB:,.2f}, working "
         f"{mem.working / GB:,.2f} GB.",
     ]
+    quickest = min(fitting, key=lambda lay: lay.step_s)
+    if quickest.step_s < best.step_s:
+        notes.append(
+            f"Recommended over the fastest layout that fits, {layout_label(quickest)} "
+            f"({choices(quickest)}, {quickest.step_s:.3g} s, {simpler(quickest)}): it is "
+            f"{best.step_s / quickest.step_s - 1:.1%} slower, within the {tolerance:.0%} the "
+            f"step model cannot resolve, and simpler ({simpler(best)}).")
     seen = {layout_label(best)}
     for other in fitting[1:]:
         if layout_label(other) not in seen:
@@ -89,7 +109,7 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
             notes.append(why(best, other))
         if len(seen) == 4:
             break
-    if fastest is not best:
+    if not fastest.fits:
         notes.append(
             f"Faster but too big: {layout_label(fastest)} ({choices(fastest)}) would take "
             f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "

@@ -139,6 +139,9 @@ def test_a_recompute_announces_the_headline_outputs_politely(
     assert page.locator(f"{widget} [data-results][aria-live]").count() == 0
     page.fill(f"{widget} [name=params]", "70B")
     page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_MS)
+    # Said once the numbers settle (half a second after the last recompute).
+    page.wait_for_function(
+        f"document.querySelector('{widget} [data-announce]').textContent !== ''", timeout=5_000)
     said = region.text_content() or ""
     assert "GPU-hours" in said and len(said) < 300
     for name in page.eval_on_selector_all(f"{widget} [data-headline]",

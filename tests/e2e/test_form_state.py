@@ -99,7 +99,7 @@ def test_presets_say_what_they_applied(site_url: str, watched_page: tuple[Page, 
     watch.assert_clean()
 
 
-def test_sparse_inputs_hidden_for_a_dense_model_values_kept(
+def test_inputs_of_another_kind_of_model_hidden_values_kept(
         site_url: str, watched_page: tuple[Page, Watch]) -> None:
     page, watch = watched_page
     page.goto(f"{site_url}/capstone/")
@@ -107,18 +107,22 @@ def test_sparse_inputs_hidden_for_a_dense_model_values_kept(
     first = page.eval_on_selector(widget, "w => '#' + w.id")
     kind = page.input_value(f"{first} [name=model_kind]")
     calc = calculators.REGISTRY["cluster_sizing"]
-    other = "sparse" if kind == "dense" else "dense"
-    hidden_now = [p.name for p in calc.params if p.when and kind not in p.when.values]
+    by_kind = [p for p in calc.params if p.when and p.when.input == "model_kind"]
+    hidden_now = [p.name for p in by_kind if kind not in p.when.values]  # type: ignore[union-attr]
     assert hidden_now, "cluster_sizing declares inputs of one kind of model"
     for name in hidden_now:
         assert page.locator(f'{first} [data-field="{name}"]').is_hidden(), name
     kept = {n: page.input_value(f"{first} [name={n}]") for n in hidden_now}
-    page.select_option(f"{first} [name=model_kind]", other)
-    _ready(page, first)
-    for name in hidden_now:
-        field = page.locator(f'{first} [data-field="{name}"]')
-        assert field.get_attribute("hidden") is None, name
-        assert page.input_value(f"{first} [name={name}]") == kept[name]
+    # Each other kind shows its own inputs (values as they were) and hides the rest.
+    for other in (c.value for c in calc.param("model_kind").choices if c.value != kind):
+        page.select_option(f"{first} [name=model_kind]", other)
+        _ready(page, first)
+        for p in by_kind:
+            field = page.locator(f'{first} [data-field="{p.name}"]')
+            shown = other in p.when.values  # type: ignore[union-attr]
+            assert (field.get_attribute("hidden") is None) == shown, (other, p.name)
+            if shown and p.name in kept:
+                assert page.input_value(f"{first} [name={p.name}]") == kept[p.name]
     watch.assert_clean()
 
 

@@ -136,9 +136,10 @@ def test_recompute_writes_only_what_changed_and_signals_busy_only_when_slow(
     fast_s = time.monotonic() - started
     # The price changes the cost and nothing else: only the cost cell, the price's
     # parsed echo, and (the cost being a headline output, issue 14) the cost in the
-    # headline summary and the short announcement of the headline outputs are written.
-    assert sorted(page.evaluate("[...window.__writes]")) == [
-        "bm-sr", "bm-summary__value", "cost_usd", "price_per_gpu_hour"]
+    # headline summary are written; the short announcement of the headline outputs
+    # (bm-sr) follows half a second later.
+    assert sorted(set(page.evaluate("[...window.__writes]")) - {"bm-sr"}) == [
+        "bm-summary__value", "cost_usd", "price_per_gpu_hour"]
     assert _value(page, "cost_usd") == calculators.compute(
         "training_compute", params="70B", price_per_gpu_hour="3").value("cost_usd")
     if fast_s < 0.15:  # an answer within the delay never showed the sign

@@ -7,17 +7,20 @@ context per width; the pages are visited in turn, each widget edited in place.""
 from __future__ import annotations
 
 import math
+import time
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import pytest
 
 import calculators
+from tests.site.htmlscan import PageScan
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-    from playwright.sync_api import Browser, Locator, Page
+    from playwright.sync_api import Browser, Page
 
     from calculators.core.spec import Param
 
@@ -142,6 +145,25 @@ def test_an_edit_anywhere_shows_its_effect_in_view(
             assert any(text == result.text(out) for out, text in shown.items()), (
                 f"{where}: {shown} is not the new result")
         check_charts(page, path)
+        check_tables(page, path)
+
+
+TABLES = """() => ({
+  page: document.scrollingElement.scrollWidth - innerWidth,
+  tables: [...document.querySelectorAll('[data-calc] [data-table]')]
+    .filter((t) => t.querySelector('table'))
+    .map((t) => [t.closest('[data-calc]').id, t.scrollWidth - t.clientWidth]),
+})"""
+
+
+def check_tables(page: Page, path: str) -> None:
+    """Result tables wrap to fit their column where there is room (1280 wide); on a
+    phone they may scroll in their own box, never the page."""
+    found = page.evaluate(TABLES)
+    assert found["page"] <= 1, f"{path}: the page scrolls sideways"
+    if page.viewport_size and page.viewport_size["width"] >= 1000:
+        wide = [(widget, extra) for widget, extra in found["tables"] if extra > 1]
+        assert wide == [], f"{path}: tables wider than their column: {wide}"
 
 
 CHART_TEXT = """() => {
@@ -182,10 +204,107 @@ SELECTS = """(sel) => [...document.querySelectorAll(sel + ' form select[name]')]
     options: [...s.options].filter((o) => !o.disabled && o.value !== s.value)
       .map((o) => o.value) }))"""
 
-
-RESTORE = """([sel, inputs]) => {
-  for (const c of document.querySelectorAll(sel + ' form [name]')) c.value = inputs[c.name];
+PICK = """([sel, name, value]) => {
+  // Choose an option as a reader would (a change event), unless the select is hidden or
+  // the option disabled by an earlier choice: then say so.
+  const select = document.querySelector(`${sel} form select[name="${name}"]`);
+  const option = [...select.options].find((o) => o.value === value);
+  if (!select.checkVisibility() || !option || option.disabled) return false;
+  select.value = value;
+  select.dispatchEvent(new Event('change', { bubbles: true }));
+  return true;
 }"""
+
+RESTORE = """([sel, inputs, name]) => {
+  // The widget's own inputs back, then one change event (conditions, one recompute).
+  for (const c of document.querySelectorAll(sel + ' form [name]')) c.value = inputs[c.name];
+  document.querySelector(`${sel} form select[name="${name}"]`)
+    .dispatchEvent(new Event('change', { bubbles: true }));
+}"""
+
+SETTLED = "s => ['ready', 'error'].includes(document.querySelector(s).dataset.state)"
+#: Poll on a timer: a page that is not in front gets (almost) no animation frames.
+POLL_MS = 20
+
+REPORT = """([sel, name, value]) => {
+  const w = document.querySelector(sel);
+  const select = w.querySelector(`form select[name="${name}"]`);
+  const option = [...select.options].find((o) => o.value === value);
+  return { state: w.dataset.state, status: w.querySelector('[data-status]').textContent,
+    value: select.value, disabled: option.disabled, text: option.textContent,
+    inputs: Object.fromEntries([...w.querySelectorAll('form [name]')]
+      .map((c) => [c.name, c.value])) };
+}"""
+
+
+@dataclass
+class Job:
+    path: str
+    widget_id: str
+    cost: float
+
+
+def sweep_jobs(site: Path) -> list[Job]:
+    """One job per widget with a select, skipping one whose calculator and example were
+    already taken (the reference page's defaults, swept in a chapter)."""
+    seen: set[str] = set()
+    jobs: list[Job] = []
+    per_compute: dict[str, float] = {}
+    for path in widget_pages(site):
+        scan = PageScan()
+        scan.feed((site / path.strip("/") / "index.html").read_text(encoding="utf-8"))
+        for widget in scan.widgets:
+            key = repr((widget.calc_id, sorted(widget.example.items())))
+            calc = calculators.REGISTRY[widget.calc_id]
+            options = sum(len(p.choices) if p.kind == "choice" else 2 * (p.kind == "bool")
+                          for p in calc.params)
+            if key in seen or not options:
+                continue
+            seen.add(key)
+            if widget.calc_id not in per_compute:
+                started = time.perf_counter()
+                calc.compute({})
+                per_compute[widget.calc_id] = time.perf_counter() - started
+            jobs.append(Job(path, widget.widget_id, options * (0.03 + per_compute[widget.calc_id])))
+    return jobs
+
+
+def sweep(page: Page, site_url: str, jobs: list[Job], refused: list[str]) -> Iterator[None]:
+    """Sweep the jobs' widgets on one page, yielding while a compute runs so that
+    another page's worker can compute at the same time."""
+    shown = ""
+    for job in jobs:
+        if job.path != shown:
+            page.goto(f"{site_url}{job.path}")
+            page.evaluate(OPEN_FOLDS)
+            shown = job.path
+        sel = f"#{job.widget_id}"
+        own = page.evaluate(READ_INPUTS, sel)
+        for select in page.evaluate(SELECTS, sel):
+            name = select["name"]
+            for option in select["options"]:
+                if not page.evaluate(PICK, [sel, name, option]):
+                    yield from restore(page, sel, own, name)  # an earlier choice moved it
+                    assert page.evaluate(PICK, [sel, name, option]), f"{sel} {name}={option}"
+                yield
+                page.wait_for_function(SETTLED, arg=sel, timeout=LIVE_MS, polling=POLL_MS)
+                now = page.evaluate(REPORT, [sel, name, option])
+                where = f"{job.path}{sel} {name}={option}"
+                assert now["state"] == "ready", f"{where}: {now['status']}"
+                if now["value"] != option:  # refused: disabled, with the reason
+                    assert now["disabled"] and "not with these inputs" in now["text"], where
+                    refused.append(where)
+                if any(now["inputs"][k] != own[k] for k in own if k != name):
+                    yield from restore(page, sel, own, name)
+            if page.evaluate(READ_INPUTS, sel) != own:
+                yield from restore(page, sel, own, name)
+
+
+def restore(page: Page, sel: str, own: dict[str, str], name: str) -> Iterator[None]:
+    page.evaluate(RESTORE, [sel, own, name])
+    yield
+    page.wait_for_function(SETTLED, arg=sel, timeout=LIVE_MS, polling=POLL_MS)
+    assert page.get_attribute(sel, "data-state") == "ready", f"{sel}: its own state again"
 
 
 def test_no_choice_leads_to_an_error_state(browser: Browser, site_url: str,
@@ -193,53 +312,25 @@ def test_no_choice_leads_to_an_error_state(browser: Browser, site_url: str,
     """Every enabled option of every select of every widget, each from the widget's own
     state: the widget never ends in an error. A choice that does not go with the other
     inputs is refused: the select keeps a choice that works and the option is disabled
-    with the calculator's reason. A select's options are tried one after another (each
-    replaces the last, so each starts from the widget's own inputs); the widget's own
-    state is written back before the next select, and whenever a choice moved another
-    field (a declared condition). Widgets with the same calculator and inputs (a
-    chapter's default example and the reference page's) are swept once."""
+    with the calculator's reason.
+
+    A select's options are tried one after another (each replaces the last, so each
+    starts from the widget's own inputs); the widget's own state is written back before
+    the next select, and whenever a choice moved another field (a declared condition).
+    Two pages share the widgets (balanced by a native estimate of their cost), so that
+    two workers compute at once."""
     context = browser.new_context(viewport={"width": 1280, "height": 900}, bypass_csp=True)
-    page = context.new_page()
+    lanes: list[list[Job]] = [[], []]
+    for job in sorted(sweep_jobs(built_site), key=lambda j: -j.cost):
+        min(lanes, key=lambda lane: sum(j.cost for j in lane)).append(job)
     refused: list[str] = []
-    swept: set[str] = set()
-    for path in widget_pages(built_site):
-        page.goto(f"{site_url}{path}")
-        page.evaluate(OPEN_FOLDS)
-        for widget_id, calc_id in page.eval_on_selector_all("[data-calc]", WIDGETS):
-            sel = f"#{widget_id}"
-            own = page.evaluate(READ_INPUTS, sel)
-            key = repr((calc_id, sorted(own.items())))
-            if key in swept:
-                continue
-            swept.add(key)
-            for select in page.evaluate(SELECTS, sel):
-                name = select["name"]
-                control = page.locator(f'{sel} form select[name="{name}"]')
-                for option in select["options"]:
-                    if not control.is_visible() or control.locator(
-                            f'option[value="{option}"]').get_attribute("disabled") is not None:
-                        restore(page, sel, own, control)  # an earlier choice hid or moved it
-                    control.select_option(option)
-                    state = _settled(page, sel)
-                    status = page.text_content(f"{sel} [data-status]") or ""
-                    assert state == "ready", f"{path}{sel} {name}={option}: {status}"
-                    if control.input_value() != option:  # refused: disabled, with a reason
-                        disabled = control.locator(f'option[value="{option}"]')
-                        assert disabled.get_attribute("disabled") is not None
-                        assert "not with these inputs" in (disabled.text_content() or "")
-                        refused.append(f"{path}{sel} {name}={option}")
-                    now = page.evaluate(READ_INPUTS, sel)
-                    if any(now[k] != own[k] for k in own if k != name):
-                        restore(page, sel, own, control)
-                if control.input_value() != select["value"]:
-                    restore(page, sel, own, control)
+    running = [sweep(context.new_page(), site_url, sorted(lane, key=lambda j: j.path), refused)
+               for lane in lanes]
+    while running:
+        for lane in list(running):
+            try:
+                next(lane)
+            except StopIteration:
+                running.remove(lane)
     print(f"{len(refused)} choices refused with their reason: {refused[:8]}")
     context.close()
-
-
-def restore(page: Page, sel: str, own: dict[str, str], control: Locator) -> None:
-    """Write the widget's own inputs back and recompute once (a change event on a
-    select applies the declared conditions again)."""
-    page.evaluate(RESTORE, [sel, own])
-    control.dispatch_event("change")
-    assert _settled(page, sel) == "ready", f"{sel}: its own state again"

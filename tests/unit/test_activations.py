@@ -12,7 +12,6 @@ from calculators.formulas.activations import (
     LayerShape,
     activation_bytes_per_layer,
     layer_activations,
-    selective_saving,
 )
 
 # Korthikanti et al. 2022, Table 3 shapes: GPT-3 175B and MT-NLG 530B at s = 2048.
@@ -43,14 +42,6 @@ def test_korthikanti_eq_1_unsplit() -> None:
     sbh = 2048 * 12288
     assert activation_bytes_per_layer(GPT3) == pytest.approx(
         sbh * (34 + 5 * 96 * 2048 / 12288), rel=1e-12)
-
-
-@pytest.mark.parametrize(("shape", "saving"), [(GPT3, 0.70), (MT_NLG, 0.65)])
-def test_korthikanti_sec_5_selective_saving(shape: LayerShape, saving: float) -> None:
-    # Korthikanti et al. 2022, Sec. 5: selective recomputation cuts activation memory by
-    # 70% for GPT-3 and 65% for MT-NLG (TP + SP). The paper rounds to whole percent,
-    # hence abs = 0.005.
-    assert selective_saving(shape, tp=8) == pytest.approx(saving, abs=0.005)
 
 
 def test_dropout_masks_are_two_of_the_34() -> None:

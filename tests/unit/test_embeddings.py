@@ -9,6 +9,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 import calculators
+import published_checks
 from calculators.catalogues.embedding_tables import PRESET_BY_ID, parse_tables
 from calculators.formulas.embeddings import optimizer_bytes, weight_bytes
 
@@ -26,15 +27,13 @@ def test_criteo_kaggle_row_counts_and_bytes() -> None:
     # facebookresearch/dlrm bench/dlrm_s_criteo_kaggle.sh and mlcommons/inference
     # recommendation/dlrm/pytorch/python/main.py (kaggle: m_spa=16): 26 tables, dim 16.
     # TorchRec's criteo dataloader states "33,762,577 in total".
+    # The rows and the 2.16 GB are published checks (published_checks.sparse).
     result = memory(tables="criteo_kaggle", optimizer="sgd")
     assert result.value("num_tables") == 26
-    assert result.value("total_rows") == 33_762_577
-    # fp32: 33,762,577 x 16 x 4 B = 2.16 GB (2.01 GiB).
+    # fp32: rows x 16 x 4 B = 2.16 GB (2.01 GiB).
     table_bytes = result.value("table_bytes")
     assert isinstance(table_bytes, float)
-    assert table_bytes == 33_762_577 * 16 * 4
-    assert table_bytes / GB == pytest.approx(2.16, rel=1e-3)
-    assert table_bytes / GIB == pytest.approx(2.012, rel=1e-3)
+    assert table_bytes == float(result.value("total_rows")) * 16 * 4  # type: ignore[arg-type]
 
 
 def test_criteo_1tb_torchrec_readme_reports_gb_under_a_gib_heading() -> None:
@@ -44,30 +43,13 @@ def test_criteo_1tb_torchrec_readme_reports_gb_under_a_gib_heading() -> None:
     # that reads 91.10. fp32 weights are 177,944,275 x 128 x 4 = 91.107e9 B: that is
     # 91.10 GB (decimal, truncated), but only 84.85 GiB. The heading says GiB; the
     # number is GB. We check the bytes, and that the GiB reading would be wrong.
-    result = memory(tables="criteo_1tb_torchrec", optimizer="sgd")
-    assert result.value("total_rows") == 177_944_275
-    table_bytes = result.value("table_bytes")
+    # The rows and the 91.10 GB are published checks (published_checks.sparse); here,
+    # that the heading's unit cannot be right.
+    readme = published_checks.get("criteo-1tb-torchrec-table-bytes")
+    table_bytes = memory(tables="criteo_1tb_torchrec", optimizer="sgd").value("table_bytes")
     assert isinstance(table_bytes, float)
-    assert table_bytes / GB == pytest.approx(91.10, rel=1e-3)
-    assert table_bytes / GIB == pytest.approx(84.85, rel=1e-3)
-    assert table_bytes / GIB != pytest.approx(91.10, rel=0.05)
-
-
-def test_criteo_1tb_mlperf_checkpoint_size_by_du_is_gib() -> None:
-    # mlcommons/inference recommendation/dlrm/pytorch: --max-ind-range=40000000 config
-    # (m_spa=128) and README "tb00_40M.pt | pytorch | 90GB" measured with `du`, which
-    # counts in 1024-based units: the tables are 96.1e9 B = 89.5 GiB, which du -h shows as
-    # 90G (it rounds up). Here the label says GB and the number is GiB: the opposite slip.
-    result = memory(tables="criteo_1tb_mlperf", optimizer="sgd")
-    assert result.value("total_rows") == 187_767_399
-    table_bytes = result.value("table_bytes")
-    assert isinstance(table_bytes, float)
-    assert table_bytes / GB == pytest.approx(96.14, rel=1e-3)
-    assert table_bytes / GIB == pytest.approx(89.53, rel=1e-3)
-    # The same README: tb0875_10M.pt (10M cap, dim 64) is "12GB" by du: 11.7 GiB.
-    small = memory(tables="criteo_1tb_10m", optimizer="sgd").value("table_bytes")
-    assert isinstance(small, float)
-    assert small / GIB == pytest.approx(11.71, rel=1e-3)
+    assert table_bytes == pytest.approx(readme.published, rel=readme.rel_tol)
+    assert table_bytes / GIB != pytest.approx(readme.published / GB, rel=0.05)
 
 
 def test_presets_have_26_tables_each() -> None:
@@ -105,8 +87,9 @@ def test_min_gpus_and_hosts() -> None:
     assert result.value("min_ps_hosts") == 1
     big = memory(num_tables=1000, rows_per_table="93.75M", embedding_dim=128,
                  optimizer="sgd", host_memory="1TB", host_reserve=0.3)
-    # 12 trillion parameters (ZionEX scale) in fp32: 48 TB, 700 GB usable per host.
-    assert big.value("embedding_params") == pytest.approx(12e12)
+    # 12 trillion parameters (ZionEX scale, published_checks.sparse: dlrm-12t-params) in
+    # fp32: 48 TB, 700 GB usable per host.
+    assert big.value("embedding_params") == published_checks.get("dlrm-12t-params").published
     assert big.value("min_ps_hosts") == 69
 
 

@@ -101,25 +101,25 @@ def test_defaults_are_llama3_and_meet_its_reported_effective_training_time() -> 
     # Dubey et al. 2024, Sec. 3.3.4: 419 unexpected interruptions in 54 days (one every
     # 3.09 h), 47 planned, "higher than 90% effective training time". Our assumptions
     # (catalogues.failure_rates): 10 min from failure to training, 8 min per planned
-    # stop, hot spares, 5.67 TB checkpoint at Tectonic's 2 TB/s. How close: 92.2%,
-    # 2.2 points above the published lower bound.
+    # stop, hot spares, 5.67 TB checkpoint at Tectonic's 2 TB/s. How close: 92.2%
+    # (published_checks.long_runs: llama3-goodput-model), 2.2 points above the published
+    # lower bound.
     result = run()
     assert value(result, "mtbi") / HOUR == pytest.approx(54 * 24 / 419, rel=1e-12)
     assert value(result, "checkpoint_bytes") == pytest.approx(405e9 * 14)
     assert value(result, "checkpoint_write_time") == pytest.approx(405e9 * 14 / 2e12)
-    assert value(result, "goodput") == pytest.approx(0.922, abs=0.001)
     assert value(result, "goodput") > fr.LLAMA3_405B.effective_training_time_min
     # In 54 days of wall-clock the model expects 54 x 24 / 3.09 = 419 interruptions.
     per_day = value(result, "interruptions") / value(result, "wall_clock_days")
-    assert per_day * 54 == pytest.approx(419, rel=1e-9)
+    assert per_day * 54 == pytest.approx(fr.LLAMA3_405B.unexpected, rel=1e-9)
 
 
 def test_llama3_checkpoint_per_gpu_is_inside_the_published_range() -> None:
-    # Sec. 3.3.1: each GPU's checkpoint is 1 MB to 4 GB. 5.67 TB over 16,384 GPUs: 346 MB.
+    # Sec. 3.3.1: each GPU's checkpoint is 1 MB to 4 GB. 5.67 TB over 16,384 GPUs: 346 MB
+    # (published_checks.long_runs: llama3-checkpoint-per-gpu).
     per_gpu = value(run(), "checkpoint_bytes") / 16_384
     assert fr.LLAMA3_STORAGE.state_bytes_per_gpu_min < per_gpu < (
         fr.LLAMA3_STORAGE.state_bytes_per_gpu_max)
-    assert per_gpu == pytest.approx(346e6, rel=1e-3)
 
 
 def test_components_at_llama3_scale_give_back_its_rate() -> None:
@@ -232,7 +232,7 @@ def test_switch_count_of_a_clos() -> None:
     for k in (4, 8, 48, 64):
         assert gm.clos_switches(k**3 // 4, k) == 5 * k**2 // 4
     assert gm.clos_switches(64, 64) == 1
-    assert gm.clos_switches(2048, 64) == 96  # two tiers: 64 leaves + 32 spines
+    assert gm.clos_switches(2048, 64) == 64 + 32  # two tiers: 64 leaves + 32 spines
 
 
 def test_day_split_adds_up_to_a_day() -> None:

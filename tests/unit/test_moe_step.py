@@ -71,9 +71,9 @@ def test_node_limited_routing_cuts_network_copies() -> None:
     direct = step.direct_copies(8, 64, 8).inter_node
     free = step.per_node_copies(256, 64, 8, 8, None).inter_node
     limited = step.per_node_copies(256, 64, 8, 8, SETUP.max_nodes_per_token).inter_node
+    # 4.63 and 3.17 are derived checks (published_checks.moe: deepseek-v3-network-copies*).
     assert direct == 7.0
-    assert free == pytest.approx(4.63, abs=0.01)
-    assert limited == pytest.approx(3.17, abs=0.01)
+    assert limited < free < direct
     assert limited < SETUP.max_nodes_per_token
 
 

@@ -5,6 +5,7 @@ applies) leaves no worked example in an error from a choice alone."""
 
 from __future__ import annotations
 
+import json
 import re
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -14,6 +15,7 @@ import pytest
 import calculators
 from bigmodel_guide.fence import parse_fence
 from bigmodel_guide.render import condition_text
+from calculators.core import bridge
 from calculators.core.spec import Calculator, Choice, Computed, Output, Param, When
 
 if TYPE_CHECKING:
@@ -198,3 +200,15 @@ def test_declared_conditions_resolve_collective_time() -> None:
 def test_condition_text_names_labels() -> None:
     calc = _calc((MODE, Param("size", "Size", "int", 1, when=When("mode", ("b",)))))
     assert condition_text(calc, When("mode", ("b",))) == "Mode is B"
+
+
+def test_the_bridge_says_when_valid_values_do_not_go_together() -> None:
+    """A value bad on its own is the reader's to fix (an error next to it); valid values
+    that do not go together are flagged, so that the page can refuse the choice."""
+    calc = {"calc": "collective_time"}
+    apart = json.loads(bridge.call("compute", json.dumps(calc | {"inputs": {
+        "algorithm": "hierarchical", "ranks": "64", "ranks_per_node": "72"}})))
+    assert apart["ok"] is False and apart["error"]["together"] is True
+    assert apart["error"]["input"] == "ranks"
+    bad = json.loads(bridge.call("compute", json.dumps(calc | {"inputs": {"ranks": "x"}})))
+    assert bad["ok"] is False and "together" not in bad["error"]

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import calculators
+import published_checks
 
 if TYPE_CHECKING:
     from calculators.core.spec import Result
@@ -18,12 +19,6 @@ def _value(result: Result, name: str) -> float:
     value = result.value(name)
     assert isinstance(value, float)
     return value
-
-
-def test_h100_critical_batch_is_295_scaling_book_q5() -> None:
-    # Scaling-book Part 1, Question 5: H100 SXM 9.89e14 / 3.35e12 = 295 (rounded).
-    result = calculators.compute("roofline", gpu="h100_sxm")
-    assert _value(result, "ridge") == pytest.approx(295, rel=0.005)
 
 
 def test_tpu_v5e_matmul_bound_at_240_tokens_scaling_book() -> None:
@@ -89,10 +84,14 @@ def test_few_tokens_per_micro_batch_is_memory_bound() -> None:
 
 def test_embedding_lookups_are_bandwidth_bound() -> None:
     # One 128-wide fp32 row read and written: 1,024 B; 3.35e12 / 1,024 = 3.27e9 per s
-    # on H100, and twice that (bf16 rows) per byte halved.
+    # on H100 (published_checks.sparse: h100-embedding-lookups), and twice that (bf16
+    # rows) per byte halved.
     result = calculators.compute("roofline")
-    assert _value(result, "embedding_bytes_per_lookup") == 1024
-    assert _value(result, "embedding_lookups_per_s") == pytest.approx(3.27e9, rel=0.01)
+    assert _value(result, "embedding_bytes_per_lookup") == 2 * 128 * 4
+    assert _value(result, "embedding_lookups_per_s") == pytest.approx(
+        _value(calculators.compute(
+            "roofline", **published_checks.get("h100-embedding-lookups").inputs),
+            "embedding_lookups_per_s"))
     half = calculators.compute("roofline", embedding_dtype="bf16")
     assert _value(half, "embedding_lookups_per_s") == pytest.approx(
         2 * _value(result, "embedding_lookups_per_s"))

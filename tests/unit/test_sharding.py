@@ -93,9 +93,9 @@ def test_table_row_wise_trades_memory_balance_for_traffic_on_128_gpus() -> None:
     # x (128 x 4 + 4) B) holds nothing else, so each of its GPUs carries an eighth of it
     # against a mean of 1/128 of all the tables: an imbalance of 4.4. Row-wise: 1.00,
     # but it sends the most and takes longer.
+    # The 4.4 is a derived check (published_checks.sparse: criteo-table-row-wise-imbalance).
     trw = shard(tables="criteo_1tb_torchrec", num_gpus=128, scheme="table_row_wise")
     assert trw.value("max_gpu_bytes") == pytest.approx(48_937_457 * 516 / 8)
-    assert trw.value("imbalance") == pytest.approx(4.40, rel=0.005)
     rw = shard(tables="criteo_1tb_torchrec", num_gpus=128, scheme="row_wise")
     assert rw.value("imbalance") == pytest.approx(1.0, abs=1e-3)
     for name in ("comm_bytes_per_gpu", "comm_time_s"):

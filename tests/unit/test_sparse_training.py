@@ -88,13 +88,14 @@ def test_collective_wins_the_default_dlrm_hybrid_case() -> None:
 
 
 def test_ps_wins_when_tables_outgrow_gpu_memory() -> None:
-    # 50 TB of tables and state on 64 H100s (68 GB usable each, 4.4 TB in all) does not
-    # fit; 72 hosts of 1 TB (700 GB usable) do.
+    # 50 TB of tables and state on 64 H100s (80 GiB less TorchRec's 15%: 73.0 GB usable
+    # each, 4.7 TB in all) does not fit: it needs ceil(50e12 / 73.0e9) = 685 GPUs; 72
+    # hosts of 1 TB (700 GB usable) do.
     result = step(embedding_bytes="50TB", num_workers=64, num_ps_servers=80)
-    assert num(result, "collective_min_gpus_memory") == 736
+    assert num(result, "collective_min_gpus_memory") == 685
     assert num(result, "ps_min_hosts_memory") == 72
     assert result.value("recommended_mode") == "ps"
-    assert "736" in str(result.value("recommendation"))
+    assert "685" in str(result.value("recommendation"))
 
 
 def test_ps_wins_when_asynchronous() -> None:
@@ -117,11 +118,9 @@ def test_matched_bandwidth_comparison() -> None:
     # part on the PS: 57x in the collective's favour. Give the PS one server per worker at
     # the workers' 50 GB/s and allreduce the dense part, and the gap is 2.4x: what is
     # left is distinct rows (0.5 x 1,024 samples x 100 x 10 IDs) against pooled vectors.
+    # The 56.8 and 2.37 are derived checks (published_checks.sparse: ps-over-collective*).
     result = step()
-    coll = num(result, "collective_step_comm_time_s")
-    assert num(result, "ps_step_comm_time_s") / coll == pytest.approx(56.8, rel=0.01)
     matched = num(result, "ps_matched_step_comm_time_s")
-    assert matched / coll == pytest.approx(2.37, rel=0.01)
     by_hand = step(num_ps_servers=64, server_nic_bandwidth="50GB/s", dense_on_ps=False)
     assert matched == pytest.approx(num(by_hand, "ps_step_comm_time_s"), rel=1e-12)
     table = result.computed.table

@@ -29,9 +29,8 @@ def test_attention_correction_palm_appendix_b() -> None:
         hidden=12288,
     )
     assert result.value("attention_flops") == pytest.approx(12 * 96 * 12288 * 2048 * 300e9)
-    assert result.value("attention_flops") / result.value("total_flops") == pytest.approx(
-        0.0276, rel=0.01
-    )
+    # Its share of the total, 2.76%, is a derived check (published_checks.compute:
+    # gpt3-attention-share).
 
 
 def test_attention_scores_count_in_gpu_hours_when_given() -> None:

@@ -218,6 +218,8 @@ function drawChart(widget, svgText) {
 // The headline outputs: the sticky summary, and one short polite announcement when
 // they change (the results block itself is not a live region).
 const announced = new WeakMap();
+const announceTimers = new WeakMap();
+const ANNOUNCE_AFTER_MS = 500;
 function itemText(item) {
   const label = item.querySelector(".bm-summary__label");
   const value = item.querySelector("[data-headline-value]");
@@ -244,7 +246,11 @@ function updateHeadline(widget, outputs) {
   const region = widget.querySelector("[data-announce]");
   if (!region || announced.get(widget) === text) return;
   announced.set(widget, text);
-  setText(region, `${text}.`);
+  // Said once the numbers settle, not at every keystroke's recompute, and out of the
+  // recompute's own frame.
+  clearTimeout(announceTimers.get(widget));
+  announceTimers.set(widget, setTimeout(() => setText(region, `${announced.get(widget)}.`),
+    ANNOUNCE_AFTER_MS));
 }
 
 export function applyResult(widget, result) {

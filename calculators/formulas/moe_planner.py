@@ -1,0 +1,168 @@
+"""The planner with expert parallelism: EP x TP x CP x PP x DP layouts of a mixture of
+experts, costed by the dense planner's model (formulas.planner) plus what experts add.
+
+**Groups**: formulas.expert_groups (Megatron-Core's folding of EP into a stage's TP x CP
+x DP GPUs; EDP = TP x CP x DP / EP). **Memory**: the TP part of the parameters as in a
+dense model, sharded by ZeRO over DP x CP (or hybrid); the routed experts split over EP
+and sharded over EDP (Megatron-Core's expert distributed optimizer; not hybrid here);
+activations from formulas.moe_layers. **Time**: every block with routed experts runs
+four alltoalls per micro-batch (expert_groups.block_alltoall). Without overlap the
+experts wait for their tokens and the alltoall is on the critical path; with
+``overlap="batch"`` one micro-batch's alltoall runs while another computes (DeepSeek-V3's
+DualPipe, Sec. 3.2.1; Megatron-Core 0.14's ``--overlap-moe-expert-parallel-comm``) and
+hides behind one block's compute at the cluster's overlap efficiency, as the planner
+hides data-parallel traffic. Expert gradients reduce over the EDP group.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from calculators.core.spec import ValidationError
+from calculators.formulas import layout_cost as lc
+from calculators.formulas import moe_layers as ml
+from calculators.formulas.expert_groups import ExpertComm, ep_sizes
+from calculators.formulas.layout import Layout, Options
+from calculators.formulas.moe_base import _MoeBase
+from calculators.formulas.planner import (
+    MAX_LAYOUTS,
+    RECOMPUTE_MODES,
+    _candidates,
+    _links,
+    _Memo,
+    _shardings,
+)
+
+if TYPE_CHECKING:
+    from calculators.formulas.layout import Cluster
+    from calculators.formulas.memory import StateBytes
+    from calculators.formulas.moe import MoeArchitecture
+    from calculators.formulas.placement import Dims
+
+__all__ = ["ExpertComm", "Search", "evaluate", "search"]
+
+
+@dataclass(frozen=True)
+class Search:
+    """The search's answer: the layouts that fit, fastest first (ties to less memory),
+    how many choices were costed, and the least memory any costed choice needed."""
+
+    layouts: list[Layout]
+    evaluated: int
+    smallest_bytes: float
+
+
+class _Setup:
+    """What every (dims, micro-batch) of one search shares."""
+
+    def __init__(self, model: MoeArchitecture, seq_len: int, cluster: Cluster, *,
+                 per_param: StateBytes, global_batch: int, comm: ExpertComm,
+                 options: Options) -> None:
+        self.model, self.comm, self.cluster, self.per_param = model, comm, cluster, per_param
+        self.global_batch, self.options = global_batch, options
+        self.arch = ml.stand_in(model, seq_len)
+        self.memo = _Memo(self.arch, options)
+        self.dense_memo = _Memo(ml.stand_in(model, seq_len, ffn=model.dense_ffn or None),
+                                options)
+        self.cache = lc.CollectiveCache(_links(cluster))
+        fused = options.attention == "fused"
+        self.kinds = ml.blocks(model, seq_len, lc.CAUSAL_SHARE if fused else 1.0)
+        routed = self.kinds[ml.MOE]
+        self.flops = lc.LayerFlops(routed.flops, routed.attention,
+                                   {r: routed.recompute(r) for r in RECOMPUTE_MODES},
+                                   6.0 * model.vocab * model.hidden)
+
+    def base(self, dims: Dims, micro_batch: int) -> _MoeBase:
+        return _MoeBase(self.model, self.comm, self.kinds, self.dense_memo,
+                        arch_memo=self.memo, arch=self.arch, cluster=self.cluster,
+                        per_param=self.per_param, options=self.options, cache=self.cache,
+                        flops=self.flops, dims=dims, micro_batch=micro_batch,
+                        micro_batches=self.global_batch // (dims.dp * micro_batch))
+
+
+def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: StateBytes,
+           global_batch: int, *, comm: ExpertComm | None = None, tp: int | None = None,
+           pp: int | None = None, dp: int | None = None, cp: int | None = None,
+           ep: int | None = None, micro_batch: int | None = None,
+           options: Options | None = None, exhaustive: bool = False) -> Search:
+    """The EP x TP x CP x PP x DP layouts of ``cluster.num_gpus`` GPUs that fit.
+
+    Tensor parallelism stays inside the scale-up domain (Narayanan et al. 2021, Sec.
+    3.3, Takeaway #1) unless fixed. EP sizes are costed from the smallest; one whose
+    smallest memory (``_MoeBase.smallest_memory``) exceeds the GPU's is skipped. For
+    each sharding, recomputation goes from none to full up to the first choice that
+    fits: more of it is only slower with the same sharding (it lengthens every slot by
+    more than it lets the data-parallel traffic hide). Once the fastest choices (no
+    recomputation, the least sharding) fit, larger EP sizes are costed only while they
+    get faster: a larger EP adds alltoall copies and peers and saves memory and
+    expert-gradient traffic, and past the point where the first outweighs the second it
+    does not pay again (an assumption the unit tests check with ``exhaustive``, which
+    costs every EP size and every choice that fits).
+    Raises ValidationError("num_gpus") when there are too many layouts to search,
+    ValueError when the node limit cannot hold k experts."""
+    setup = _Setup(model, seq_len, cluster, per_param=per_param, global_batch=global_batch,
+                   comm=comm or ExpertComm(), options=options or Options())
+    fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
+    domain = cluster.gpus_per_node
+    candidates = [(d, b, sizes) for d, b in _candidates(setup.arch, cluster.num_gpus,
+                                                         global_batch, setup.memo, fixed)
+                  if (d.tp <= domain or tp is not None)
+                  and (sizes := ep_sizes(model, d, domain, ep))]
+    count = sum(len(RECOMPUTE_MODES) * (5 if d.dp * d.cp > 1 else 1) * len(s)
+                for d, _, s in candidates)
+    if count > MAX_LAYOUTS:
+        raise ValidationError("num_gpus", f"{cluster.num_gpus} GPUs give too many layouts to "
+                              f"search here ({len(candidates)} sizes and micro-batches); fix "
+                              "ep, tp, cp or pp, or pick a GPU count with fewer divisors")
+    layouts: list[Layout] = []
+    evaluated, smallest = 0, math.inf
+    for dims, b, sizes in candidates:
+        base = setup.base(dims, b)
+        shardings = _shardings(base.group, base.group_pd)
+        previous = math.inf  # step time of the last EP size's fastest choices, if they fit
+        for size in sizes:  # smallest first
+            ex = base.experts(size)
+            least = base.smallest_memory(ex)
+            smallest, evaluated = min(smallest, least), evaluated + 1
+            if least > cluster.memory_bytes:
+                continue
+            fastest = math.inf  # step time of no recomputation and the least sharding
+            for zero, shard in shardings:
+                for recompute in RECOMPUTE_MODES:  # more recomputation: slower, smaller
+                    evaluated += 1
+                    if not base.fits(ex, recompute, zero, shard):
+                        continue
+                    lay = base.layout(ex, recompute, zero, shard)
+                    layouts.append(lay)
+                    if recompute == "none" and (zero, shard) == shardings[0]:
+                        fastest = lay.step_s
+                    if not exhaustive:
+                        break
+            if not exhaustive and fastest < math.inf:
+                if fastest >= previous:
+                    break
+                previous = fastest
+    layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
+    return Search(layouts, evaluated, smallest)
+
+
+def evaluate(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: StateBytes,
+             global_batch: int, *, dims: Dims, micro_batch: int,
+             comm: ExpertComm | None = None, options: Options | None = None) -> list[Layout]:
+    """Every recomputation and sharding choice of one layout (``dims`` with its EP size),
+    fitting or not, fastest first. Raises ValueError for a layout the rules forbid."""
+    setup = _Setup(model, seq_len, cluster, per_param=per_param, global_batch=global_batch,
+                   comm=comm or ExpertComm(), options=options or Options())
+    fixed: dict[str, int | None] = {"tp": dims.tp, "pp": dims.pp, "dp": dims.dp,
+                                    "cp": dims.cp, "micro_batch": micro_batch}
+    found = _candidates(setup.arch, cluster.num_gpus, global_batch, setup.memo, fixed)
+    if not found or dims.ep not in ep_sizes(model, found[0][0], cluster.gpus_per_node):
+        raise ValueError(f"{dims.label()} with micro-batch {micro_batch} breaks a layout rule")
+    base = setup.base(found[0][0], micro_batch)
+    ex = base.experts(dims.ep)
+    layouts = [base.layout(ex, recompute, zero, shard) for recompute in RECOMPUTE_MODES
+               for zero, shard in _shardings(base.group, base.group_pd)]
+    layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
+    return layouts

@@ -1,0 +1,203 @@
+"""The ``moe_plan`` calculator: search EP x TP x CP x PP x DP layouts of a mixture of
+experts, rank and explain them. The search is formulas.moe_planner (the dense planner's
+cost model plus the experts' memory, gradient groups and alltoalls); the inputs it
+shares with the sizing are inputs.moe_planner."""
+
+from __future__ import annotations
+
+import math
+
+from calculators.core import charts
+from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
+from calculators.core.spec import ValidationError as Invalid
+from calculators.formulas.moe_layers import model_flops_per_token
+from calculators.formulas.moe_planner import search
+from calculators.formulas.ranking import preferred
+from calculators.inputs.cluster import planner_cluster, planner_state_bytes
+from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
+from calculators.inputs.moe_planner import (
+    MOE_PLANNER_PARAMS,
+    expert_comm,
+    moe_planner_options,
+)
+from calculators.moe_plan.notes import GB, distinct, expert_dp, explain, row
+
+_SIZES = ("tp", "cp", "pp", "dp", "ep")
+
+
+def _fixed(inputs: Inputs, routed_experts: int) -> dict[str, int | None]:
+    """The sizes the reader fixed (None: search), checked against the GPUs and experts."""
+    n, domain = inputs.whole("num_gpus"), inputs.whole("gpus_per_node")
+    if n > domain and n % domain:
+        raise Invalid("num_gpus", f"{n} GPUs do not fill whole nodes of {domain}")
+    fixed = {k: None if inputs[k] is None else inputs.whole(k)
+             for k in (*_SIZES, "micro_batch")}
+    dense = [fixed[k] for k in ("tp", "cp", "pp", "dp")]
+    if all(size is not None for size in dense) and math.prod(dense) != n:  # type: ignore[arg-type]
+        raise Invalid("dp", f"tp x cp x pp x dp = {' x '.join(map(str, dense))} must equal "
+                            f"num_gpus = {n}")
+    for name in ("tp", "cp", "pp", "dp"):
+        size = fixed[name]
+        if size is not None and n % size:
+            raise Invalid(name, f"{name} = {size} does not divide num_gpus = {n}")
+    ep = fixed["ep"]
+    if ep is not None and routed_experts % ep:
+        raise Invalid("ep", f"expert parallel size {ep} must divide the {routed_experts} "
+                            "routed experts (whole experts per GPU)")
+    return fixed
+
+
+RESULT_NAMES = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "recompute",
+                "experts_per_gpu", "expert_data_parallel", "step_time", "tokens_per_second",
+                "mfu", "memory_per_gpu_bytes", "weights_bytes", "gradients_bytes",
+                "optimizer_bytes", "activations_bytes", "bubble_fraction", "alltoall_time",
+                "alltoall_exposed_time", "alltoall_bytes", "alltoall_inter_node_bytes",
+                "alltoall_to_compute", "dp_comm_time", "dp_exposed_time")
+
+
+def _moe_plan(inputs: Inputs) -> Computed:
+    model = moe_architecture(inputs)
+    fixed = _fixed(inputs, model.routed_experts)
+    cluster, seq = planner_cluster(inputs), inputs.whole("seq_len")
+    global_batch = inputs.whole("global_batch")
+    try:
+        found = search(model, seq, cluster, planner_state_bytes(inputs), global_batch,
+                       comm=expert_comm(inputs), options=moe_planner_options(inputs),
+                       tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
+                       ep=fixed["ep"], micro_batch=fixed["micro_batch"])
+    except ValueError as err:  # k experts cannot fit in M nodes
+        if isinstance(err, Invalid):
+            raise
+        raise Invalid("max_nodes_per_token", str(err)) from None
+    if not found.evaluated:
+        raise Invalid("global_batch", f"no layout of {cluster.num_gpus} GPUs divides a global "
+                      f"batch of {global_batch} sequences and the {model.routed_experts} "
+                      "experts with these constraints")
+    tolerance = inputs.num("rank_tolerance")
+    fitting = preferred(found.layouts, tolerance)
+    values: dict[str, float | bool | str | None] = {
+        "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(len(fitting))}
+    if not fitting:
+        values.update(dict.fromkeys(RESULT_NAMES))
+        return Computed(values=values, warnings=[
+            f"No layout fits in the {cluster.memory_bytes / GB:,.1f} GB per GPU a layout may "
+            f"use (the capacity less the reserve): the smallest needs "
+            f"{found.smallest_bytes / GB:,.1f} GB. More GPUs, a larger EP, or a larger GPU "
+            "are needed."])
+    best = fitting[0]
+    tokens = global_batch * seq
+    model_flops = model_flops_per_token(model, seq) * tokens
+    mem = best.memory
+    values.update({
+        "tp": float(best.tp), "cp": float(best.cp), "pp": float(best.pp),
+        "dp": float(best.dp), "ep": float(best.dims.ep), "micro_batch": float(best.micro_batch),
+        "zero_stage": float(best.zero_stage), "recompute": best.recompute,
+        "experts_per_gpu": model.routed_experts / best.dims.ep,
+        "expert_data_parallel": float(expert_dp(best)),
+        "step_time": best.step_s, "tokens_per_second": tokens / best.step_s,
+        "mfu": model_flops / (cluster.num_gpus * cluster.peak_flops * best.step_s),
+        "memory_per_gpu_bytes": best.memory_bytes, "weights_bytes": mem.weights,
+        "gradients_bytes": mem.gradients, "optimizer_bytes": mem.optimizer,
+        "activations_bytes": mem.activations, "bubble_fraction": best.bubble_fraction,
+        "alltoall_time": best.ep_s, "alltoall_exposed_time": best.ep_exposed_s,
+        "alltoall_bytes": best.ep_bytes, "alltoall_inter_node_bytes": best.ep_inter_bytes,
+        "alltoall_to_compute": best.ep_s / best.ep_cover_s if best.ep_cover_s else None,
+        "dp_comm_time": best.dp_s, "dp_exposed_time": best.dp_exposed_s,
+    })
+    top = distinct(fitting, inputs.whole("top"))
+    table = Table(
+        ("#", "TP x CP x PP x DP, EP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
+         "EP alltoall", "TP + CP comm", "DP comm", "Step"),
+        tuple(row(i + 1, lay) for i, lay in enumerate(top)),
+        caption=f"The first {len(top)} distinct layouts of the {len(fitting)} that fit "
+                f"({found.evaluated} choices costed): those within {tolerance:.0%} of the "
+                "fastest, simplest first (fewest GPUs holding a replica, then fewest "
+                "parallel dimensions), then the rest by step time. Communication per step: "
+                "time (exposed part) and bytes each GPU sends.")
+    chart = charts.stacked_bar_chart(
+        "Step time of the first layouts, by part",
+        [(f"#{i + 1} {lay.dims.label()}", lay.parts()) for i, lay in enumerate(top[:5])],
+        "seconds per step", legend_right=True)
+    return Computed(values=values, notes=explain(best, fitting, cluster, tolerance),
+                    table=table, chart=chart)
+
+
+def _opt_int(name: str, label: str, help_text: str) -> Param:
+    return Param(name, label, "int", None, minimum=1, maximum=10_000_000, optional=True,
+                 placeholder="search", help=help_text)
+
+
+MOE_PLAN = Calculator(
+    id="moe_plan",
+    headline=("step_time", "mfu", "ep", "pp", "memory_per_gpu_bytes"),
+    advanced=(*MOE_ARCHITECTURE_DETAIL, "gpu_memory", "intra_node_bandwidth",
+              "inter_node_bandwidth", "comm_efficiency", "latency", "compute_efficiency",
+              "precision", "optimizer", "gradients", "tp", "cp", "pp", "dp", "ep",
+              "micro_batch", "top", "nvlink_domain", "virtual_stages", "cp_method",
+              "dropout", "memory_reserve", "rank_tolerance", "dispatch_bytes",
+              "combine_bytes", "peak_precision", "peak_flops"),
+    title="EP x TP x CP x PP x DP planner for a mixture of experts",
+    summary="Search every expert/tensor/context/pipeline/data-parallel layout of a cluster "
+            "for an MoE model: memory with experts split by EP, the expert alltoalls and "
+            "what hides them, the gradient groups, ranked by step time.",
+    chapter="moe.md",
+    params=(
+        *MOE_PLANNER_PARAMS,
+        _opt_int("tp", "Fix tensor-parallel size",
+                 "Blank: search those that divide the heads, inside the NVLink domain."),
+        _opt_int("cp", "Fix context-parallel size",
+                 "Blank: search those that split the sequence into 2 x CP chunks."),
+        _opt_int("pp", "Fix pipeline-parallel size",
+                 "Blank: search those that split the blocks (layers and MTP modules) "
+                 "evenly, or one fewer on the first and last stage."),
+        _opt_int("dp", "Fix data-parallel size", "Blank: num_gpus / (tp x cp x pp)."),
+        _opt_int("ep", "Fix expert-parallel size",
+                 "Blank: search those that divide the routed experts and a stage's "
+                 "tp x cp x dp GPUs. DeepSeek-V3: 64 over 8 nodes (report, Sec. 3.2)."),
+        _opt_int("micro_batch", "Fix micro-batch size", "Blank: search 1, 2, 4 and 8."),
+        Param("top", "Layouts to list", "int", 10, minimum=1, maximum=100,
+              help="Rows in the table."),
+    ),
+    outputs=(
+        Output("tp", "Tensor parallel (best)", "", "count"),
+        Output("cp", "Context parallel (best)", "", "count"),
+        Output("pp", "Pipeline parallel (best)", "", "count"),
+        Output("dp", "Data parallel (best)", "", "count"),
+        Output("ep", "Expert parallel (best)", "", "count"),
+        Output("micro_batch", "Micro-batch (best)", "sequence", "count"),
+        Output("zero_stage", "ZeRO stage (best)", "", "count"),
+        Output("recompute", "Recomputation (best)", "", "text"),
+        Output("experts_per_gpu", "Routed experts per GPU per layer", "", "fixed"),
+        Output("expert_data_parallel", "Expert-data-parallel size", "", "count"),
+        Output("step_time", "Step time", "s", "fixed"),
+        Output("tokens_per_second", "Tokens per second", "token/s", "count"),
+        Output("mfu", "Estimated MFU", "1", "percent"),
+        Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
+        Output("weights_bytes", "of which weights", "B"),
+        Output("gradients_bytes", "of which gradients", "B"),
+        Output("optimizer_bytes", "of which optimizer states", "B"),
+        Output("activations_bytes", "of which activations", "B"),
+        Output("bubble_fraction", "Pipeline bubble (of ideal time)", "1", "percent"),
+        Output("alltoall_time", "Expert alltoalls per step", "s", "fixed"),
+        Output("alltoall_exposed_time", "Expert alltoalls not hidden", "s", "fixed"),
+        Output("alltoall_bytes", "Alltoall bytes per GPU per step", "B"),
+        Output("alltoall_inter_node_bytes", "of which over the network", "B"),
+        Output("alltoall_to_compute", "Alltoall / the compute it can hide behind", "1",
+               "fixed", help="Per MoE block and micro-batch: the four alltoalls' time over "
+               "the block's forward and backward compute. Above 1 no overlap can hide it."),
+        Output("dp_comm_time", "DP and expert-DP communication per step", "s", "fixed"),
+        Output("dp_exposed_time", "DP communication not hidden", "s", "fixed"),
+        Output("layouts_evaluated", "Choices costed", "", "count"),
+        Output("layouts_fitting", "Layouts that fit", "", "count"),
+    ),
+    function=_moe_plan,
+    sources=(
+        "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Secs. 2.1-2.2, 3.1-3.3, 4.2",
+        "Megatron-Core parallel_state.initialize_model_parallel (expert groups, "
+        "parallel folding)",
+        "Lepikhin et al. 2020, GShard, Sec. 3 (dispatch and combine as AllToAll)",
+        "Narayanan et al. 2021, Megatron-LM (SC21), Secs. 2.2, 3.3",
+        "Korthikanti et al. 2022, Reducing Activation Recomputation, Secs. 4, 6",
+        "Rajbhandari et al. 2020, ZeRO, Secs. 5, 7",
+    ),
+)
