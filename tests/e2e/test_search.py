@@ -1,0 +1,56 @@
+"""Search works, and its index (the largest file a page loads) waits until the reader
+reaches for search (docs/assets/search-on-demand.js); under the enforced CSP."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+import pytest
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from tests.e2e.conftest import Watch
+
+INDEX = "/search/search_index.json"
+RESULT = ".md-search-result__item"
+
+
+def _index_requests(page: Page) -> list[str]:
+    seen: list[str] = []
+    page.on("request", lambda r: seen.append(r.url) if r.url.endswith(INDEX) else None)
+    return seen
+
+
+@pytest.mark.parametrize("width", [1280, 390])
+def test_index_loads_when_the_reader_reaches_for_search(
+        width: int, site_url: str, strict_page: tuple[Page, Watch]) -> None:
+    page, watch = strict_page
+    page.set_viewport_size({"width": width, "height": 900 if width > 400 else 844})
+    asked = _index_requests(page)
+    page.goto(f"{site_url}/compute/", wait_until="networkidle")
+    page.wait_for_timeout(1000)  # an idle reader: the index must not come on its own
+    assert asked == []
+    if width > 400:
+        page.click(".md-search__input")
+    else:
+        page.click("label.md-header__button[for='__search']")
+    page.keyboard.type("Llama 2 7B")
+    page.wait_for_selector(RESULT, timeout=15_000)
+    assert len(asked) == 1
+    found = page.locator(".md-search-result__list").text_content() or ""
+    assert "Llama" in found
+    assert "Copy link" not in found  # prose, not widget controls
+    watch.assert_clean()
+
+
+def test_keyboard_shortcut_opens_search_and_loads_the_index(
+        site_url: str, strict_page: tuple[Page, Watch]) -> None:
+    page, watch = strict_page
+    asked = _index_requests(page)
+    page.goto(f"{site_url}/dense/", wait_until="networkidle")
+    page.keyboard.press("/")
+    page.keyboard.type("pipeline bubble")
+    page.wait_for_selector(RESULT, timeout=15_000)
+    assert len(asked) == 1
+    watch.assert_clean()
