@@ -12,7 +12,7 @@ from calculators.formulas.expert_parallel import (
     expert_capacity_tokens,
     uniform_routing_load_cv,
 )
-from calculators.formulas.moe_step import busiest_load_factor, direct_copies, gpu_load_cv
+from calculators.formulas.moe_step_costs import busiest_load_factor, direct_copies, gpu_load_cv
 from calculators.formulas.queueing import incast_run
 
 

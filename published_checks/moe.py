@@ -9,7 +9,7 @@ from dataclasses import replace
 from calculators.catalogues import moe_models
 from calculators.catalogues.moe_models import DEEPSEEK_V3, DEEPSEEK_V3_TRAINING
 from calculators.catalogues.presets import moe_values
-from calculators.formulas import expert_parallel, moe, moe_layers, moe_step
+from calculators.formulas import expert_parallel, moe, moe_layers, moe_step_costs
 from calculators.formulas.moe import GroupedQueryAttention, LatentAttention, MoeArchitecture
 from published_checks import Check, preset_inputs
 
@@ -25,11 +25,11 @@ _H800_BF16_FLOPS = 989.4e12
 def _v3_compute_to_communication() -> float:
     """One MoE layer's forward per token (its matrix multiplies and causal attention, at
     the BF16 peak) over its forward dispatch (FP8) and combine (BF16) over InfiniBand,
-    one copy per remote node, at most 4 nodes (moe_step.per_node_copies)."""
+    one copy per remote node, at most 4 nodes (moe_step_costs.per_node_copies)."""
     setup = DEEPSEEK_V3_TRAINING
     block = moe_layers.blocks(_V3, 4096, 0.5)[moe_layers.MOE]
     compute_s = (block.matmul + block.attention) / _H800_BF16_FLOPS
-    copies = moe_step.per_node_copies(_V3.routed_experts, setup.expert_parallel,
+    copies = moe_step_costs.per_node_copies(_V3.routed_experts, setup.expert_parallel,
                                       setup.gpus_per_node, _V3.experts_per_token,
                                       setup.max_nodes_per_token)
     wire = copies.inter_node * _V3.hidden * (setup.precision.forward_dispatch
@@ -361,8 +361,8 @@ CHECKS: tuple[Check, ...] = (
         source="Derivation: expected distinct remote nodes of 8 experts chosen uniformly "
                "(report, Sec. 3.2.2: one IB copy per node)",
         url=_V3_URL, derived=True,
-        formula=lambda: moe_step.per_node_copies(256, 64, 8, 8, None).inter_node,
-        formula_name="moe_step.per_node_copies(256 experts, EP 64, 8 per node, top-8)",
+        formula=lambda: moe_step_costs.per_node_copies(256, 64, 8, 8, None).inter_node,
+        formula_name="moe_step_costs.per_node_copies(256 experts, EP 64, 8 per node, top-8)",
         published=4.63, rel_tol=0.01 / 4.63, why_tolerance="quoted to 0.01",
     ),
     Check(
@@ -372,9 +372,9 @@ CHECKS: tuple[Check, ...] = (
         source="Derivation: as above over the 4 nodes the router may pick (report, "
                "Sec. 2.1.2, M = 4)",
         url=_V3_URL, derived=True,
-        formula=lambda: moe_step.per_node_copies(
+        formula=lambda: moe_step_costs.per_node_copies(
             256, 64, 8, 8, DEEPSEEK_V3_TRAINING.max_nodes_per_token).inter_node,
-        formula_name="moe_step.per_node_copies(..., max_nodes 4)",
+        formula_name="moe_step_costs.per_node_copies(..., max_nodes 4)",
         published=3.17, rel_tol=0.01 / 3.17, why_tolerance="quoted to 0.01",
     ),
     Check(
@@ -388,7 +388,7 @@ CHECKS: tuple[Check, ...] = (
                "compute at the dense BF16 peak, 989.4 TFLOP/s",
         url=_V3_URL,
         formula=_v3_compute_to_communication,
-        formula_name="moe_layers.blocks / moe_step.per_node_copies (DeepSeek-V3, EP 64, M 4)",
+        formula_name="moe_layers.blocks / moe_step_costs.per_node_copies (DeepSeek-V3, EP 64, M 4)",
         published=1.0, rel_tol=0.25,
         why_tolerance="\"approximately 1:1\", no decimals: a quarter either way. Against "
                       "the FP8 peak the compute halves, and the ratio with it",

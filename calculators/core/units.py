@@ -318,7 +318,12 @@ def input_text(value: float, unit: str) -> str:
             space = " " if len(suffix) > 1 else ""
             return f"{short}{space}{suffix}"
     short = f"{value:g}"
-    return short if float(short) == value else repr(float(value))
+    if float(short) == value:
+        return short
+    # A whole number reads as one ("1671168", not "1671168.0"); 2**53 keeps it exact.
+    if float(value).is_integer() and abs(value) < 2**53:
+        return str(int(value))
+    return repr(float(value))
 
 
 def echo(value: float, unit: str) -> str:

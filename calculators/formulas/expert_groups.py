@@ -11,7 +11,7 @@ Sec. 3.2), so EP divides the routed experts and the TP x CP x DP GPUs of a pipel
 stage, and an EP group is EP consecutive ranks. One spanning several scale-up domains
 must fill them whole (as the moe_step calculator requires).
 
-An alltoall's time is the slower link's bandwidth term (formulas.moe_step's copies per
+An alltoall's time is the slower link's bandwidth term (formulas.moe_step_costs's copies per
 link: every copy straight to its expert's GPU, or DeepSeek-V3's one network copy per
 node with node-limited routing, Sec. 3.2.2) plus a latency alpha per peer per alltoall
 (formulas.collectives' direct alltoall): dispatch and combine, forward and backward
@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from calculators.formulas.expert_parallel import AlltoallPrecision
-from calculators.formulas.moe_step import direct_copies, per_node_copies
+from calculators.formulas.moe_step_costs import direct_copies, per_node_copies
 from calculators.formulas.placement import members_per_domain
 from calculators.formulas.planner import divisors
 

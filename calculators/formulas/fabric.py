@@ -228,6 +228,40 @@ def _leaves(topology: str, nodes: int, rails: int, d1: int) -> int:
     return math.ceil(nodes * rails / d1)
 
 
+def two_tier(topology: str, nodes: int, rails_per_plane: int, radix: int,
+             oversubscription: float) -> list[Tier] | None:
+    """The two tiers of one plane with the fewest switches, over every way a leaf can
+    use its ports with down/up at most the ``oversubscription`` asked for; a tie goes to
+    the plain split (more down ports, then more uplinks). ``None`` when no way keeps
+    the leaves within one spine's ports.
+
+    Derivation: spines must divide each leaf's uplinks (switches_above), so the plain
+    port split can be a poor count: 1.1:1 on 64 ports splits 33:31, and 31 uplinks
+    need 31 spines, more than the 16 of the non-blocking 32:32. Leaving ports unused
+    is what a designer does (here 33 down and 30 up: 15 spines).
+    """
+    best: tuple[int, int, int, int] | None = None  # (switches, -down, -up, leaves)
+    top, _ = split_ports(radix, oversubscription)
+    for down in range(top, 0, -1):
+        leaves = _leaves(topology, nodes, rails_per_plane, down)
+        if leaves > radix:
+            break  # fewer down ports only add leaves
+        for up in range(math.ceil(down / oversubscription - 1e-9), radix - down + 1):
+            try:
+                spines = switches_above(leaves * up, radix, up)
+            except ValueError:
+                continue
+            key = (leaves + spines, -down, -up, leaves)
+            if best is None or key < best:
+                best = key
+    if best is None:
+        return None
+    _, minus_down, minus_up, leaves = best
+    down, up = -minus_down, -minus_up
+    return [Tier("leaf", leaves, down, up, leaves * up),
+            Tier("spine", switches_above(leaves * up, radix, up), radix, 0, 0)]
+
+
 def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
                 nic_bytes_per_s: float, radix: int, port_bytes_per_s: float,
                 topology: str, leaf_oversubscription: float = 1.0,
@@ -275,8 +309,12 @@ def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
     leaves = _leaves(topology, nodes, rails_per_plane, d1) if tiers > 1 else 1
     if tiers == 2 and leaves > radix:
         tiers = 3  # rail-by-rail filling can overflow the spine's ports
-    plane = _clos(plane_endpoints, leaves, radix, tiers=tiers, r1=leaf_oversubscription,
-                  r2=spine_oversubscription)
+    plane = two_tier(topology, nodes, rails_per_plane, radix, leaf_oversubscription) \
+        if tiers == 2 else None
+    if plane is None:
+        tiers = max(tiers, 3) if tiers == 2 else tiers
+        plane = _clos(plane_endpoints, leaves, radix, tiers=tiers, r1=leaf_oversubscription,
+                      r2=spine_oversubscription)
     layers = tuple(Tier(t.name, t.switches * planes, t.down_ports, t.up_ports,
                         t.links_up * planes) for t in plane)
     endpoints = plane_endpoints * planes

@@ -126,6 +126,16 @@ class Layout:
         return self.memory.total
 
     @property
+    def fullest_stage(self) -> str:
+        """The pipeline stage whose memory ``memory`` is (the fullest), in words."""
+        rank = self.memory.rank
+        if self.pp == 1:
+            return "the only pipeline stage"
+        if rank == 0:
+            return "the first pipeline stage"
+        return "the last pipeline stage" if rank == self.pp - 1 else f"pipeline stage {rank + 1}"
+
+    @property
     def hybrid(self) -> bool:
         return self.shard_group < self.dp * self.cp
 

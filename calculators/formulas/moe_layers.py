@@ -24,7 +24,7 @@ The planner (formulas.planner) lays out a dense transformer of identical layers.
   (expert_parallel.active_ffn_width), plus what only an MoE keeps: the k dispatched
   copies of each token's hidden vector (each expert's input), the k expert outputs the
   combine needs for its gradient, and the router's FP32 probabilities (the same terms
-  as formulas.moe_step.moe_ffn_activation_bytes); and MLA's two latents.
+  as formulas.moe_step_costs.moe_ffn_activation_bytes); and MLA's two latents.
 
 The stand-in architecture for multi-head latent attention has heads = kv_heads = n_h
 (MLA up-projects a key and a value per head for training) and head_dim (d_qk + d_v)/2,
@@ -47,7 +47,7 @@ if TYPE_CHECKING:
 #: Block kinds, in the order they come in the model.
 DENSE, MOE, MTP = 0, 1, 2
 KINDS = (DENSE, MOE, MTP)
-#: 16-bit activations; router probabilities in FP32 (formulas.moe_step's assumption).
+#: 16-bit activations; router probabilities in FP32 (formulas.moe_step_costs's assumption).
 ACTIVATION_BYTES = 2.0
 STATISTIC_BYTES = 4.0
 

@@ -79,9 +79,7 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
             tolerance: float) -> list[str]:
     """Why the winner wins, its memory and alltoall, and what the runners-up lose on."""
     mem, domain = best.memory, cluster.gpus_per_node
-    stage = ("the only pipeline stage" if best.pp == 1 else "the first pipeline stage"
-             if mem.rank == 0 else "the last pipeline stage" if mem.rank == best.pp - 1
-             else f"pipeline stage {mem.rank + 1}")
+    stage = best.fullest_stage
     notes = [
         f"Best: {best.dims.label()}, {choices(best)}, {best.micro_batches} micro-batches per "
         f"replica per step, bubble {best.bubble_fraction:.1%}; {ep_group(best, domain)}, each "

@@ -77,9 +77,7 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
             tolerance: float) -> list[str]:
     """Why the winner wins and what the next distinct layouts lose on."""
     mem = best.memory
-    stage = ("the only pipeline stage" if best.pp == 1 else "the first pipeline stage"
-             if mem.rank == 0 else "the last pipeline stage" if mem.rank == best.pp - 1
-             else f"pipeline stage {mem.rank + 1}")
+    stage = best.fullest_stage
     notes = [
         f"Best: TP {best.tp} ({where(best.tp_inter, best.tp > 1)}), CP {best.cp} "
         f"({where(best.cp_inter, best.cp > 1)}), PP {best.pp} "

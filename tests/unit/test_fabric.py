@@ -9,10 +9,13 @@ exactly: a single switch off is a wrong design, not a rounding error.
 
 from __future__ import annotations
 
+import itertools
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+import calculators
 from calculators.catalogues import fabrics as catalogue
 from calculators.formulas import fabric, fabric_traffic
 from calculators.formulas.fabric import FabricPlan
@@ -252,3 +255,18 @@ def test_incast_is_receiver_bound() -> None:
     assert fabric_traffic.incast_time_s(31, 2**20, NDR) == pytest.approx(31 * 2**20 / NDR)
     with pytest.raises(ValueError, match="n_senders"):
         fabric_traffic.incast_bytes_per_s_per_sender(0, NDR, NDR)
+
+
+def test_more_leaf_oversubscription_never_buys_more_switches() -> None:
+    # Found on screen: 1.1:1 on 64-port switches split 33:31, and 31 (prime) uplinks
+    # needed 31 spines (63 switches against 48 non-blocking). A leaf leaves an up port
+    # unused instead: 33 down, 30 up, 15 spines, 1.1:1 as built.
+    counts = []
+    for step in range(41):
+        r = 1 + step / 20
+        result = calculators.compute("fabric_sizing", leaf_oversubscription=r)
+        counts.append(result.value("switches"))
+        assert result.value("leaf_down_up") <= r + 1e-9
+    assert all(b <= a for a, b in itertools.pairwise(counts)), counts
+    (leaf, spine) = fabric.two_tier("leaf_spine", 128, 8, 64, 1.1) or []
+    assert (leaf.down_ports, leaf.up_ports, spine.switches) == (33, 30, 15)

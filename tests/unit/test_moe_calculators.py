@@ -13,7 +13,7 @@ from calculators.catalogues import moe_models, presets
 from calculators.core.cli import main
 from calculators.core.spec import ValidationError
 from calculators.formulas import moe
-from calculators.formulas import moe_step as step
+from calculators.formulas import moe_step_costs as step
 
 MOE_CALCS = ("moe_params", "moe_step", "expert_load")
 MOE_PRESETS = [p for p in presets.PRESETS if p.kind == "moe_model"]
@@ -224,22 +224,3 @@ def test_cross_field_errors_name_the_input(calc_id: str, inputs: dict[str, objec
     with pytest.raises(ValidationError) as caught:
         calculators.compute(calc_id, **inputs)
     assert caught.value.input_name == named
-
-
-@pytest.mark.parametrize("calc_id", MOE_CALCS)
-def test_every_numeric_bound_is_enforced(calc_id: str) -> None:
-    # The generic sweep (test_declarations) does this for every calculator; repeated here
-    # so that the MoE calculators are covered while other modules are being reshaped.
-    calc = calculators.REGISTRY[calc_id]
-    for param in calc.params:
-        if param.kind not in ("int", "float"):
-            continue
-        bad: list[object] = [float("nan"), "text"]
-        if param.minimum is not None:
-            bad.append(param.minimum if param.exclusive_minimum else param.minimum - 1)
-        if param.maximum is not None:
-            bad.append(param.maximum * 2 + 1)
-        for value in bad:
-            with pytest.raises(ValidationError) as caught:
-                calc.compute({param.name: value})
-            assert caught.value.input_name == param.name, (param.name, value)

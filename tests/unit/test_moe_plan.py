@@ -21,7 +21,7 @@ from calculators.formulas.expert_parallel import DEEPSEEK_V3_PRECISION, MoeParal
 from calculators.formulas.layout import Cluster, Options
 from calculators.formulas.memory import state_bytes
 from calculators.formulas.moe import GroupedQueryAttention, MoeArchitecture
-from calculators.formulas.moe_step import activation_bytes_per_gpu, step_alltoall_traffic
+from calculators.formulas.moe_step_costs import activation_bytes_per_gpu, step_alltoall_traffic
 from calculators.formulas.placement import Dims
 from calculators.formulas.ranking import preferred
 
@@ -139,7 +139,7 @@ def test_deepseek_v3_layout_as_moe_step_counts_it() -> None:
     plain = next(lay for lay in lays if lay.recompute == "none" and lay.zero_stage == 1)
     # Without recomputation it does not fit: 1F1B keeps 15 micro-batches of four MoE
     # layers on the second stage, the ~140 GB moe_step's first-order count gives for
-    # all 61 layers' worth (formulas.moe_step; the two accountings differ in detail).
+    # all 61 layers' worth (formulas.moe_step_costs; the two accountings differ in detail).
     assert not plain.fits
     v3 = MoeParallelLayout(2048, pipeline_parallel=16, expert_parallel=64)
     assert plain.memory.activations == pytest.approx(
@@ -212,22 +212,6 @@ def test_errors_name_the_input(inputs: dict[str, object], named: str) -> None:
     with pytest.raises(ValidationError) as caught:
         calculators.compute("moe_plan", **inputs)
     assert caught.value.input_name == named
-
-
-def test_every_numeric_bound_is_enforced() -> None:
-    calc = calculators.REGISTRY["moe_plan"]
-    for param in calc.params:
-        if param.kind not in ("int", "float"):
-            continue
-        bad: list[object] = [float("nan"), "text"]
-        if param.minimum is not None:
-            bad.append(param.minimum if param.exclusive_minimum else param.minimum - 1)
-        if param.maximum is not None:
-            bad.append(param.maximum * 2 + 1)
-        for value in bad:
-            with pytest.raises(ValidationError) as caught:
-                calc.compute({param.name: value})
-            assert caught.value.input_name == param.name, (param.name, value)
 
 
 def test_nothing_fits_warns() -> None:

@@ -1,4 +1,4 @@
-"""The MoE step formulas (formulas.moe_step): where the alltoall's copies travel, checked
+"""The MoE step formulas (formulas.moe_step_costs): where the alltoall's copies travel, checked
 by enumeration and sampling; the alltoall against the gradient allreduce; activations
 against the dense model they reduce to; the busiest receiver; DeepSeek-V3's stated facts."""
 
@@ -13,7 +13,7 @@ import pytest
 from calculators.catalogues.moe_models import DEEPSEEK_V3, DEEPSEEK_V3_TRAINING, MIXTRAL_8X7B
 from calculators.formulas import activations, moe
 from calculators.formulas import expert_parallel as ep
-from calculators.formulas import moe_step as step
+from calculators.formulas import moe_step_costs as step
 from calculators.formulas.moe import GroupedQueryAttention, MoeArchitecture
 
 V3 = DEEPSEEK_V3.architecture

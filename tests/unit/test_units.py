@@ -90,3 +90,11 @@ def test_format(value: float, unit: str, fmt: str, text: str) -> None:
 )
 def test_input_text_round_trips_exactly(value: float, unit: str) -> None:
     assert parse_quantity(input_text(value, unit), unit) == value
+
+
+def test_input_text_of_a_whole_number_has_no_trailing_point_zero() -> None:
+    # TorchRec's 1,671,168 samples/s (a float default) used to show as "1671168.0".
+    assert input_text(1671168.0, "sample/s") == "1671168"
+    assert parse_quantity("1671168", "sample/s") == 1671168.0
+    assert input_text(4195196928.0, "sample") == "4195196928"
+    assert input_text(0.1 + 0.2, "1") == repr(0.1 + 0.2)  # not whole: the exact repr
