@@ -42,10 +42,15 @@ def peak_flops(inputs: Inputs, gpu: Accelerator) -> float:
 
 
 def peak_note(inputs: Inputs, gpu: Accelerator) -> str | None:
-    """A note when the chosen precision fell back to a wider one (or was overridden)."""
-    if inputs.opt("peak_flops") is not None:
-        return None
+    """A note when the chosen precision fell back to a wider one, or when an override
+    of the peak makes a precision other than the default moot."""
     wanted = peak_precision(inputs)
+    override = inputs.opt("peak_flops")
+    if override is not None:
+        if wanted == PEAK_PRECISION_PARAM.default:
+            return None
+        return (f"The peak FLOP/s override ({override / 1e12:,.1f} TFLOP/s) is the "
+                f"denominator: the {wanted.upper()} peak of the datasheet is not used.")
     used = gpu.precision_used(wanted)
     if used == wanted:
         return None

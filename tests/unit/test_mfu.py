@@ -71,3 +71,13 @@ def test_bad_inputs_name_the_input(inputs: dict[str, object], name: str) -> None
     with pytest.raises(calculators.ValidationError) as caught:
         calculators.compute("mfu", **inputs)
     assert caught.value.input_name == name
+
+
+def test_a_peak_override_says_when_it_makes_the_precision_moot() -> None:
+    # Seen on screen: PaLM's widget (275 TFLOP/s override) switched BF16 -> FP8 changed
+    # nothing and said nothing.
+    moot = calculators.compute("mfu", peak_flops="275T", peak_precision="fp8")
+    same = calculators.compute("mfu", peak_flops="275T")
+    assert moot.value("mfu") == same.value("mfu")
+    assert any("override" in note and "FP8" in note for note in moot.computed.notes)
+    assert not any("override" in note for note in same.computed.notes)
