@@ -7,7 +7,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from calculators.cluster_sizing.failures import Failures
-from calculators.cluster_sizing.machine import SECONDS_PER_DAY, empty_layout, fmt, money, storage
+from calculators.cluster_sizing.machine import (
+    SECONDS_PER_DAY,
+    deadline_row,
+    empty_layout,
+    fmt,
+    money,
+    storage,
+)
 from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
 from calculators.formulas.architecture import total_params
 from calculators.formulas.flops import (
@@ -72,10 +79,7 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
                f"{machine.k:g} x N x D with N = {fmt(params, '', 'count')}, D = "
                f"{fmt(tokens, 'tokens', 'count')} "
                "(training_compute)")
-    report.row("GPUs for the deadline", fmt(exact, "", "count"),
-               f"{fmt(run.compute_hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of "
-               f"{machine.gpu.name}'s {fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
-               f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
+    deadline_row(report, machine, exact, run.compute_hours)
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states per parameter spread over every GPU "
                f"must fit in {fmt(machine.capacity, 'B')} (ZeRO-3's best case)")

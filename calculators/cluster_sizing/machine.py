@@ -89,6 +89,14 @@ class Report:
                         table=Table(("step", "value", "why"), tuple(self.rows), caption))
 
 
+def deadline_row(report: Report, machine: Machine, exact: float, compute_hours: float) -> None:
+    """The "GPUs for the deadline" step: compute alone, at the assumed MFU (dense and MoE)."""
+    report.row("GPUs for the deadline", fmt(exact, "", "count"),
+               f"{fmt(compute_hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of "
+               f"{machine.gpu.name}'s {fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
+               f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
+
+
 def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) -> None:
     """Cost, energy and carbon from GPU-hours, as training_compute computes them."""
     cost = gpu_hours * inputs.num("price_per_gpu_hour")

@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING
 
 from calculators.cluster_sizing.dense import RunTime
 from calculators.cluster_sizing.failures import Failures
-from calculators.cluster_sizing.machine import SECONDS_PER_DAY, empty_layout, fmt, money, storage
+from calculators.cluster_sizing.machine import (
+    SECONDS_PER_DAY,
+    deadline_row,
+    empty_layout,
+    fmt,
+    money,
+    storage,
+)
 from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layout
 from calculators.core.spec import ValidationError, validate
 from calculators.formulas import moe
@@ -110,10 +117,7 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
                f"{machine.k:g} x N_active x D with N_active = {fmt(active, '', 'count')} of "
                f"{fmt(held, '', 'count')} parameters (the weights a token multiplies, "
                f"moe_params), D = {fmt(tokens, 'tokens', 'count')}")
-    report.row("GPUs for the deadline", fmt(exact, "", "count"),
-               f"{fmt(run.compute_hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of "
-               f"{machine.gpu.name}'s {fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
-               f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
+    deadline_row(report, machine, exact, run.compute_hours)
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states for each of the "
                f"{fmt(held, '', 'count')} parameters (all experts and the MTP module) spread "

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 from calculators.formulas.placement import RANK_ORDER
 
 if TYPE_CHECKING:
-    from collections.abc import Iterable
+    from collections.abc import Callable, Iterable
 
     from calculators.formulas.layout import Layout
     from calculators.formulas.placement import Dims
@@ -72,3 +72,39 @@ def preferred(layouts: Iterable[Layout], tolerance: float = RANK_TOLERANCE) -> l
     near = [lay for lay in fitting if lay.step_s <= limit]
     near.sort(key=lambda lay: (*simplicity(lay), lay.step_s, lay.memory.total))
     return near + fitting[len(near):]
+
+
+def simplicity_in_words(lay: Layout) -> str:
+    """What the simplicity key counts, in words (both planners' notes)."""
+    dims = dimensions_in_use(lay.dims)
+    return (f"{model_parallel_size(lay.dims):,} GPUs per replica, {dims} parallel "
+            f"dimension{'s' if dims != 1 else ''} in use")
+
+
+def recommendation_note(best: Layout, fitting: list[Layout], tolerance: float,
+                        choices: Callable[[Layout], str]) -> str | None:
+    """Why the recommended layout is not the fastest that fits, when it is not; ``choices``
+    describes a layout's micro-batch, recomputation and sharding as its table does."""
+    quickest = min(fitting, key=lambda lay: lay.step_s)
+    if quickest.step_s >= best.step_s:
+        return None
+    return (f"Recommended over the fastest layout that fits, {quickest.dims.label()} "
+            f"({choices(quickest)}, {quickest.step_s:.3g} s, "
+            f"{simplicity_in_words(quickest)}): it is {best.step_s / quickest.step_s - 1:.1%} "
+            f"slower, within the {tolerance:.0%} the step model cannot resolve, and simpler "
+            f"({simplicity_in_words(best)}).")
+
+
+def distinct(fitting: list[Layout], count: int) -> list[Layout]:
+    """The first ``count`` layouts in the recommended order, one per (layout, micro-batch,
+    recomputation, step time): ZeRO stages that tie are listed once, the leaner first."""
+    top: list[Layout] = []
+    listed: set[tuple[str, int, str, float]] = set()
+    for lay in fitting:
+        key = (lay.dims.label(), lay.micro_batch, lay.recompute, lay.step_s)
+        if key not in listed:
+            listed.add(key)
+            top.append(lay)
+        if len(top) == count:
+            break
+    return top

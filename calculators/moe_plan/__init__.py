@@ -12,7 +12,7 @@ from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, T
 from calculators.core.spec import ValidationError as Invalid
 from calculators.formulas.moe_layers import model_flops_per_token
 from calculators.formulas.moe_planner import search
-from calculators.formulas.ranking import preferred
+from calculators.formulas.ranking import distinct, preferred
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
 from calculators.inputs.moe_planner import (
@@ -20,7 +20,7 @@ from calculators.inputs.moe_planner import (
     expert_comm,
     moe_planner_options,
 )
-from calculators.moe_plan.notes import GB, distinct, expert_dp, explain, row
+from calculators.moe_plan.notes import GB, expert_dp, explain, row
 
 _SIZES = ("tp", "cp", "pp", "dp", "ep")
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.ranking import dimensions_in_use, model_parallel_size
+from calculators.formulas.ranking import recommendation_note, simplicity_in_words
 
 if TYPE_CHECKING:
     from calculators.formulas.layout import Cluster, Layout
@@ -55,12 +55,6 @@ def row(rank: int, lay: Layout) -> tuple[str, ...]:
     )
 
 
-def simpler(lay: Layout) -> str:
-    dims = dimensions_in_use(lay.dims)
-    return (f"{model_parallel_size(lay.dims):,} GPUs hold a replica, {dims} parallel "
-            f"dimension{'s' if dims != 1 else ''} in use")
-
-
 def why(best: Layout, other: Layout) -> str:
     """The part of the step time that grows most from the winner to ``other``."""
     growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
@@ -69,7 +63,7 @@ def why(best: Layout, other: Layout) -> str:
     label = f"{other.dims.label()} ({choices(other)})"
     if slower <= -5e-4:
         return (f"{label} is {-slower:.1%} faster, within the ranking tolerance, but less "
-                f"simple ({simpler(other)}).")
+                f"simple ({simplicity_in_words(other)}).")
     if slower < 5e-4:
         return f"{label} is as fast, to within 0.05%."
     return f"{label} is {slower:.1%} slower, mostly {name} (+{delta:.3g} s)."
@@ -99,13 +93,8 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
             f"({best.ep_s / best.ep_cover_s:.2f} of it); {best.ep_exposed_s:.3g} s stays "
             "exposed. Below 1, overlap with another micro-batch's compute can hide it "
             "(as far as the overlap efficiency allows); above 1, no schedule can.")
-    quickest = min(fitting, key=lambda lay: lay.step_s)
-    if quickest.step_s < best.step_s:
-        notes.append(
-            f"Recommended over the fastest layout that fits, {quickest.dims.label()} "
-            f"({choices(quickest)}, {quickest.step_s:.3g} s, {simpler(quickest)}): it is "
-            f"{best.step_s / quickest.step_s - 1:.1%} slower, within the {tolerance:.0%} the "
-            f"step model cannot resolve, and simpler ({simpler(best)}).")
+    if recommended := recommendation_note(best, fitting, tolerance, choices):
+        notes.append(recommended)
     seen = {best.dims.label()}
     for other in fitting[1:]:
         if other.dims.label() not in seen:
@@ -120,18 +109,4 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
         "hides (DP behind the backward pass, the alltoall behind another micro-batch when "
         "overlapped); tensor parallelism kept inside the NVLink domain.")
     return notes
-
-
-def distinct(fitting: list[Layout], count: int) -> list[Layout]:
-    """The first ``count`` layouts, one per (layout, micro-batch, recompute, step)."""
-    top: list[Layout] = []
-    listed: set[tuple[str, int, str, float]] = set()
-    for lay in fitting:
-        key = (lay.dims.label(), lay.micro_batch, lay.recompute, lay.step_s)
-        if key not in listed:
-            listed.add(key)
-            top.append(lay)
-        if len(top) == count:
-            break
-    return top
 

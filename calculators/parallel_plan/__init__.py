@@ -18,7 +18,7 @@ from calculators.core.spec import (
 )
 from calculators.formulas.flops import megatron_model_flops_per_token
 from calculators.formulas.planner import search
-from calculators.formulas.ranking import preferred
+from calculators.formulas.ranking import distinct, preferred
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
     PLANNER_PARAMS,
@@ -26,7 +26,7 @@ from calculators.inputs.cluster import (
     planner_options,
     planner_state_bytes,
 )
-from calculators.parallel_plan.notes import GB, distinct, explain, layout_label, row
+from calculators.parallel_plan.notes import GB, explain, row
 
 
 def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
@@ -179,7 +179,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     )
     chart = charts.stacked_bar_chart(
         "Step time of the fastest layouts, by part",
-        [(f"#{i + 1} {layout_label(lay)}", lay.parts()) for i, lay in enumerate(top[:5])],
+        [(f"#{i + 1} {lay.dims.label()}", lay.parts()) for i, lay in enumerate(top[:5])],
         "seconds per step",
         legend_right=True,
     )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.ranking import dimensions_in_use, model_parallel_size
+from calculators.formulas.ranking import recommendation_note, simplicity_in_words
 
 if TYPE_CHECKING:
     from calculators.formulas.planner import Cluster, Layout
@@ -15,10 +15,6 @@ GB = 1e9
 
 def where(inter: bool, used: bool) -> str:
     return "-" if not used else ("across NVLink domains" if inter else "in an NVLink domain")
-
-
-def layout_label(lay: Layout) -> str:
-    return lay.dims.label()
 
 
 def choices(lay: Layout) -> str:
@@ -40,7 +36,7 @@ def row(rank: int, lay: Layout) -> tuple[str, ...]:
     hybrid = f"/{lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
     return (
         str(rank),
-        layout_label(lay),
+        lay.dims.label(),
         f"{lay.micro_batch}, {lay.recompute}, {lay.zero_stage}{hybrid}",
         f"{lay.memory_bytes / GB:,.1f} GB",
         f"{lay.bubble_fraction:.1%}",
@@ -58,19 +54,12 @@ def why(best: Layout, other: Layout) -> str:
     delta, name = max(growth)
     slower = other.step_s / best.step_s - 1
     if slower <= -5e-4:
-        return (f"{layout_label(other)} ({choices(other)}) is {-slower:.1%} faster, within "
-                f"the ranking tolerance, but less simple ({simpler(other)}).")
+        return (f"{other.dims.label()} ({choices(other)}) is {-slower:.1%} faster, within "
+                f"the ranking tolerance, but less simple ({simplicity_in_words(other)}).")
     if slower < 5e-4:
-        return f"{layout_label(other)} ({choices(other)}) is as fast, to within 0.05%."
-    return f"{layout_label(other)} ({choices(other)}) is {slower:.1%} slower, mostly {name} " \
+        return f"{other.dims.label()} ({choices(other)}) is as fast, to within 0.05%."
+    return f"{other.dims.label()} ({choices(other)}) is {slower:.1%} slower, mostly {name} " \
         f"(+{delta:.3g} s)."
-
-
-def simpler(lay: Layout) -> str:
-    """What the ranking's simplicity key counts, in words."""
-    dims = dimensions_in_use(lay.dims)
-    return (f"{model_parallel_size(lay.dims):,} GPUs per replica, {dims} parallel "
-            f"dimension{'s' if dims != 1 else ''} in use")
 
 
 def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster,
@@ -93,23 +82,18 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
         f"embedding and output layer {mem.outer / GB:,.2f}, working "
         f"{mem.working / GB:,.2f} GB.",
     ]
-    quickest = min(fitting, key=lambda lay: lay.step_s)
-    if quickest.step_s < best.step_s:
-        notes.append(
-            f"Recommended over the fastest layout that fits, {layout_label(quickest)} "
-            f"({choices(quickest)}, {quickest.step_s:.3g} s, {simpler(quickest)}): it is "
-            f"{best.step_s / quickest.step_s - 1:.1%} slower, within the {tolerance:.0%} the "
-            f"step model cannot resolve, and simpler ({simpler(best)}).")
-    seen = {layout_label(best)}
+    if recommended := recommendation_note(best, fitting, tolerance, choices):
+        notes.append(recommended)
+    seen = {best.dims.label()}
     for other in fitting[1:]:
-        if layout_label(other) not in seen:
-            seen.add(layout_label(other))
+        if other.dims.label() not in seen:
+            seen.add(other.dims.label())
             notes.append(why(best, other))
         if len(seen) == 4:
             break
     if not fastest.fits:
         notes.append(
-            f"Faster but too big: {layout_label(fastest)} ({choices(fastest)}) would take "
+            f"Faster but too big: {fastest.dims.label()} ({choices(fastest)}) would take "
             f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "
             "per GPU."
         )
@@ -127,16 +111,3 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
 SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",
               "zb_h2": "ZB-H2"}
 
-
-def distinct(fitting: list[Layout], count: int) -> list[Layout]:
-    """The fastest ``count`` layouts, listing only the leaner of ZeRO 0/1 when they tie."""
-    top: list[Layout] = []
-    listed: set[tuple[str, int, str, float]] = set()
-    for lay in fitting:
-        key = (layout_label(lay), lay.micro_batch, lay.recompute, lay.step_s)
-        if key not in listed:
-            listed.add(key)
-            top.append(lay)
-        if len(top) == count:
-            break
-    return top
