@@ -19,11 +19,14 @@ import calculators
 from bigmodel_guide import bundle
 from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
-from bigmodel_guide.reference import REFERENCE_PATH, reference_markdown
-from bigmodel_guide.render import render_widget
+from bigmodel_guide.reference import REFERENCE_INDEX, reference_nav, reference_pages
+from bigmodel_guide.render import FoldedInputError, render_widget
 from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
+from bigmodel_guide.widget_data import widget_files
 
 if TYPE_CHECKING:
+    from collections.abc import Mapping
+
     from jinja2 import Environment
     from markdown import Markdown
     from mkdocs.config.defaults import MkDocsConfig
@@ -46,6 +49,28 @@ def content_security_policy(runtime_url: str | None) -> str:
         "style-src 'self' 'unsafe-inline'; font-src 'self'; object-src 'none'; "
         "base-uri 'self'; form-action 'self'"
     )
+def expand_reference_nav(nav: list[Any], registry: Mapping[str, Any]) -> dict[str, str]:
+    """In ``nav`` (as in mkdocs.yml), the entry of the reference's first page becomes a
+    section: that page, then one page per calculator (generated, so listed from the
+    registry rather than by hand). Returns each page file's title, for the reference's
+    links to chapters."""
+    titles: dict[str, str] = {}
+
+    def walk(items: list[Any]) -> None:
+        for i, item in enumerate(items):
+            if isinstance(item, dict):
+                for title, target in item.items():
+                    if isinstance(target, list):
+                        walk(target)
+                    elif target == REFERENCE_INDEX:
+                        items[i] = {title: reference_nav(registry)}
+                    elif isinstance(target, str):
+                        titles[target] = title
+
+    walk(nav)
+    return titles
+
+
 SUPERFENCES = "pymdownx.superfences"
 LOADER_PATH = "assets/calculators/loader.js"
 
@@ -58,6 +83,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         self._page: str = ""
         self._ids: dict[str, int] = {}
         self._project_dir = Path.cwd()
+        self._chapter_titles: dict[str, str] = {}
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -69,6 +95,8 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         fences[:] = [f for f in fences if f.get("name") != FENCE_NAME]
         fences.append({"name": FENCE_NAME, "class": FENCE_NAME, "format": self._format_fence})
         config.extra["bigmodel_csp"] = content_security_policy(self.config.runtime_url)
+        if config.nav is not None:
+            self._chapter_titles = expand_reference_nav(config.nav, calculators.REGISTRY)
         loader = ExtraScriptValue(LOADER_PATH)
         loader.type = "module"
         if all(str(s) != LOADER_PATH for s in config.extra_javascript):
@@ -81,16 +109,16 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         # Pages are rendered before on_env fires, so the fences use the theme's own
         # environment (custom_dir overrides included) from here on.
         self._env = config.theme.get_env()
-        files.append(
-            File.generated(
-                config, REFERENCE_PATH, content=reference_markdown(self._env, calculators.REGISTRY)
-            )
-        )
+        pages = reference_pages(self._env, calculators.REGISTRY, self._chapter_titles)
+        for path, markdown in pages.items():
+            files.append(File.generated(config, path, content=markdown))
         try:
             validation = validation_markdown(self._env, Path(config.docs_dir))
         except CheckFailedError as err:
             raise PluginError(f"a published figure is no longer reproduced: {err}") from None
         files.append(File.generated(config, VALIDATION_PATH, content=validation))
+        for path, content in widget_files(self._env, calculators.REGISTRY).items():
+            files.append(File.generated(config, path, content=content))
         return files
 
     def on_page_markdown(
@@ -127,7 +155,10 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         self._ids[base] = count
         widget_id = base if count == 1 else f"{base}-{count}"
         result = calc.compute(fence.overrides)
-        return render_widget(self._env, calc, result, widget_id, fence.overrides)
+        try:
+            return render_widget(self._env, calc, result, widget_id, fence.overrides)
+        except FoldedInputError as err:
+            raise SuperFencesException(f"{self._page}: {err}") from err
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:

@@ -7,7 +7,9 @@ before (and without) any script; the browser runtime takes over on interaction.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass
+from functools import cache
 from typing import TYPE_CHECKING
 
 from markupsafe import Markup
@@ -22,6 +24,10 @@ if TYPE_CHECKING:
     from calculators.core.spec import Calculator, Inputs, Param, Result, Value, When
 
 WIDGET_TEMPLATE = "calculator/widget.html"
+#: The template's indentation before a tag: 67 kB of the dense chapter's 22 widgets, and
+#: meaningless in the page (the line break before the tag is kept, so is any space that
+#: separates inline text). Escaped text never holds "<", so field values are untouched.
+_INDENT_BEFORE_TAG = re.compile(r"\n[ \t]+<")
 
 
 def field_text(param: Param, value: Value, given: object = None) -> str:
@@ -102,6 +108,28 @@ def form_fields(calc: Calculator, result: Result, widget_id: str,
     return sorted(fields, key=lambda f: not f.changed)  # stable: declared order kept
 
 
+class FoldedInputError(ValueError):
+    """A worked example whose folded inputs do not hold their defaults."""
+
+
+@cache
+def _default_texts(calc: Calculator) -> dict[str, str]:
+    result = calc.compute({})
+    return {p.name: field_text(p, result.inputs[p.name]) for p in calc.params}
+
+
+def check_folded_defaults(calc: Calculator, widget_id: str, fields: list[FieldView]) -> None:
+    """A widget's folded inputs come from one copy per calculator at its defaults
+    (widget_data.MORE_INPUTS_PATH): they must hold the defaults, or the page would show
+    other values than the example's. (An input the example sets is never folded.)"""
+    defaults = _default_texts(calc)
+    for f in fields:
+        if f.advanced and f.text != defaults[f.param.name]:
+            raise FoldedInputError(
+                f"#{widget_id}: folded input {f.param.name} holds {f.text!r}, not its "
+                f"default {defaults[f.param.name]!r}")
+
+
 def render_widget(
     env: Environment,
     calc: Calculator,
@@ -111,6 +139,7 @@ def render_widget(
 ) -> str:
     """The widget's HTML for ``result`` (the fence's worked example)."""
     fields = form_fields(calc, result, widget_id, overrides)
+    check_folded_defaults(calc, widget_id, fields)
     outputs = [
         {"output": out, "raw": result.raw(out.name), "text": result.text(out.name)}
         for out in calc.outputs
@@ -120,15 +149,11 @@ def render_widget(
         for out in calc.headline_outputs
     ]
     example = {f.param.name: f.text for f in fields}
-    choices = [
-        {"id": preset.id, "label": preset.label, "source": preset.source, "kind": preset.kind,
-         "texts_json": json.dumps(texts, separators=(",", ":"))}
-        for preset in presets.presets_for(calc)
-        for texts in [presets.preset_texts(calc, preset)]
-    ]
+    # Names only: what each preset sets, and its source, are in the presets file.
+    choices = [{"id": preset.id, "label": preset.label} for preset in presets.presets_for(calc)]
     chart = charts.layouts(result.computed.chart) if result.computed.chart else {}
     template = env.get_template(WIDGET_TEMPLATE)
-    return template.render(
+    html = template.render(
         calc=calc,
         widget_id=widget_id,
         fields=fields,
@@ -143,3 +168,4 @@ def render_widget(
         parsed=result.parsed(),
         presets=choices,
     )
+    return _INDENT_BEFORE_TAG.sub("\n<", html)

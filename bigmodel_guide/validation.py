@@ -20,8 +20,8 @@ if TYPE_CHECKING:
 
 VALIDATION_PATH = "reference/validation.md"
 VALIDATION_TEMPLATE = "calculator/validation.md"
-#: Where the reference page's widgets live, relative to the Validation page (both are
-#: in reference/, with directory URLs).
+#: Where the reference's pages live, relative to the Validation page (both are in
+#: reference/, with directory URLs); each calculator's page is a folder below.
 REFERENCE_LINK = "../calculators/"
 
 
@@ -71,15 +71,15 @@ def _format_formula(unit: str, value: float) -> str:
 
 def link_for(check: Check) -> str:
     """The share link (``?<calc id>=name:value,...#ref-<calc>``) that opens the
-    calculator on the reference page with exactly the check's inputs."""
+    calculator on its reference page with exactly the check's inputs."""
     if check.calculator is None:
         return ""
     calc = calculators.REGISTRY[check.calculator]
     texts = {name: calc.param(name).as_text(value) for name, value in check.inputs.items()}
     state = share.encode_state(calc, texts)
-    anchor = "ref-" + calc.id.replace("_", "-")
-    return f"{REFERENCE_LINK}?{calc.id}={state}#{anchor}" if state else \
-        f"{REFERENCE_LINK}#{anchor}"
+    slug = calc.id.replace("_", "-")
+    page = f"{REFERENCE_LINK}{slug}/"
+    return f"{page}?{calc.id}={state}#ref-{slug}" if state else f"{page}#ref-{slug}"
 
 
 def _tolerance(check: Check) -> str:

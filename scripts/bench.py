@@ -38,14 +38,21 @@ WIDGET = "#gpt3-worked-example"
 #: Instant navigation from a live calculator page to these (nav link suffix, widget),
 #: timed inside the page (click -> new widget bound -> submit -> live result), in this
 #: order within one session. The first is the headline figure: from the dense-models
-#: chapter (10 calculators) back to the training-compute chapter (4), the lightest
-#: chapter with calculators. The others show how the time grows with the weight of the
-#: page: the dense chapter (10), communication (10) and the generated reference (13).
+#: chapter (20 widgets) back to the training-compute chapter (6), the lightest
+#: chapter with calculators. Then every other chapter with calculators, each reached
+#: from the one before, and the generated reference's page for training compute (one
+#: page per calculator; this figure always used that calculator's widget there). The
+#: first widget of a page is the one timed: it is the one in view after the swap.
 SECOND_PAGES = (
     ("compute/", "#gpt3-worked-example"),
     ("dense/", "#gpt3-parameters"),
+    ("sparse/", "[data-calc]"),
     ("communication/", "[data-calc]"),
-    ("reference/calculators/", "#ref-training-compute"),
+    ("network/", "[data-calc]"),
+    ("moe/", "[data-calc]"),
+    ("long-runs/", "[data-calc]"),
+    ("capstone/", "[data-calc]"),
+    ("reference/calculators/training-compute/", "#ref-training-compute"),
 )
 FIRST_LIVE_PAGE = ("/dense/", "#gpt3-parameters [name=layers]", "80")
 RECOMPUTE_PAGE = "/compute/"
@@ -357,10 +364,16 @@ def main() -> int:
     out_dir = ROOT / "bench-results"
     out_dir.mkdir(exist_ok=True)
     out = out_dir / f"bench-{time.strftime('%Y%m%dT%H%M%S')}.json"
+    slowest_page = max(p["median"] for p in figures["second_page_live_ms_by_page"].values())
     figures["targets"] = {
         name: {"at_most": limit, "measured": figures[name], "met": figures[name] <= limit}
         for name, limit in TARGETS.items()
     } | {
+        # Every page's median, not only the headline's: the slowest must meet it too.
+        "second_page_live_ms_slowest_page": {
+            "at_most": TARGETS["second_page_live_ms"], "measured": slowest_page,
+            "met": slowest_page <= TARGETS["second_page_live_ms"],
+        },
         "runtime_bytes_before_interaction": {
             "at_most": 0, "measured": runtime_before, "met": runtime_before == 0,
         },

@@ -11,6 +11,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
+import calculators
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -121,7 +123,9 @@ def test_chart_series_contrast_at_least_3_to_1(browser: Browser, site_url: str,
                                                scheme: str) -> None:
     context = browser.new_context(color_scheme=scheme, bypass_csp=True)
     page = context.new_page()
-    for path in ("/dense/", "/communication/", "/sparse/", "/reference/calculators/"):
+    reference = [f"/reference/calculators/{calc_id.replace('_', '-')}/"
+                 for calc_id in calculators.REGISTRY]  # every calculator's chart
+    for path in ("/dense/", "/communication/", "/sparse/", *reference):
         page.goto(f"{site_url}{path}")
         assert page.evaluate(SERIES_CONTRAST) == [], (scheme, path)
     context.close()

@@ -105,6 +105,9 @@ def test_inputs_of_another_kind_of_model_hidden_values_kept(
     page.goto(f"{site_url}/capstone/")
     widget = "[data-calc=cluster_sizing]"
     first = page.eval_on_selector(widget, "w => '#' + w.id")
+    # The folded inputs are added when the reader opens them.
+    page.click(f"{first} details.bm-calc__more > summary")
+    page.wait_for_selector(f'{first} details[data-more="ready"]')
     kind = page.input_value(f"{first} [name=model_kind]")
     calc = calculators.REGISTRY["cluster_sizing"]
     by_kind = [p for p in calc.params if p.when and p.when.input == "model_kind"]

@@ -64,16 +64,18 @@ def test_bad_value_shows_error_keeps_results_and_recovers(
     page.click(f"{WIDGET} details.bm-calc__more > summary")  # peak_flops is under "More inputs"
     for field, bad in BAD_VALUES:
         before = _value(page, "gpu_hours")
+        good = page.input_value(f"{WIDGET} [name={field}]")
         page.fill(f"{WIDGET} [name={field}]", bad)
         page.wait_for_selector(f'{WIDGET}[data-state="error"]', timeout=LIVE_TIMEOUT_MS)
         error = page.locator(f'{WIDGET} [data-error-for="{field}"]')
         assert error.is_visible(), field
         assert bad[:2].lower() in (error.text_content() or "").lower()
         assert page.get_attribute(f"{WIDGET} [name={field}]", "aria-invalid") == "true"
+        described = page.get_attribute(f"{WIDGET} [name={field}]", "aria-describedby") or ""
+        assert error.get_attribute("id") in described.split()  # read out with the field
         assert page.locator(f"{WIDGET}.bm-stale").count() == 1
         assert _value(page, "gpu_hours") == before  # the last good results stay
-        default = page.get_attribute(f"{WIDGET} [name={field}]", "data-default") or ""
-        page.fill(f"{WIDGET} [name={field}]", default)
+        page.fill(f"{WIDGET} [name={field}]", good)
         page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
         assert not error.is_visible()
         assert page.locator(f"{WIDGET}.bm-stale").count() == 0
@@ -163,8 +165,11 @@ def test_runtime_survives_instant_navigation(
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=num_gpus]", "2048")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
-    page.click("a.md-nav__link[href$='reference/calculators/']")
-    page.wait_for_url("**/reference/calculators/")
+    # The reference's calculators sit in a folded nav section: follow the link as a
+    # click would (the theme's instant navigation takes it over).
+    page.eval_on_selector("a.md-nav__link[href$='reference/calculators/training-compute/']",
+                          "a => a.click()")
+    page.wait_for_url("**/reference/calculators/training-compute/")
     ref = "#ref-training-compute"
     page.wait_for_selector(f'{ref}[data-state="ready"]', timeout=5_000)
     started = time.monotonic()
@@ -220,11 +225,17 @@ def test_runtime_failure_keeps_prerendered_numbers(
 def test_every_calculator_live_equals_prerendered(
     site_url: str, watched_page: tuple[Page, Watch]
 ) -> None:
-    """On the reference page, recompute every calculator in Pyodide and compare."""
+    """On each calculator's reference page, recompute it in Pyodide and compare; the
+    pages are reached by instant navigation, so one runtime serves them all."""
     page, watch = watched_page
     page.goto(f"{site_url}/reference/calculators/")
     for calc_id in calculators.REGISTRY:
-        widget = f"#ref-{calc_id.replace('_', '-')}"
+        slug = calc_id.replace("_", "-")
+        page.eval_on_selector(f"a.md-nav__link[href$='reference/calculators/{slug}/']",
+                              "a => a.click()")  # in a folded nav section
+        page.wait_for_url(f"**/reference/calculators/{slug}/")
+        widget = f"#ref-{slug}"
+        page.wait_for_selector(widget)
         before = page.eval_on_selector_all(
             f"{widget} [data-output]", "cells => cells.map(c => c.dataset.value)"
         )

@@ -74,7 +74,14 @@ HEADLINES_IN_VIEW = """(sel) => {
 }"""
 
 WIDGETS = "ws => ws.map(w => [w.id, w.dataset.calc])"
-OPEN_FOLDS = "document.querySelectorAll('details.bm-calc__more').forEach(d => d.open = true)"
+OPEN_FOLDS = """async () => {
+  // Opening a fold adds its inputs (form.js fetches them once): wait until all are in.
+  document.querySelectorAll('details.bm-calc__more').forEach((d) => { d.open = true; });
+  for (let i = 0; i < 500 && document.querySelector("[data-more='pending']"); i += 1) {
+    await new Promise((resolve) => setTimeout(resolve, 10));
+  }
+  return document.querySelectorAll("[data-more='pending']").length;
+}"""
 READ_INPUTS = """(sel) => Object.fromEntries([...document.querySelectorAll(sel + ' form [name]')]
   .map((c) => [c.name, c.value]))"""
 
@@ -276,7 +283,7 @@ def sweep(page: Page, site_url: str, jobs: list[Job], refused: list[str]) -> Ite
     for job in jobs:
         if job.path != shown:
             page.goto(f"{site_url}{job.path}")
-            page.evaluate(OPEN_FOLDS)
+            assert page.evaluate(OPEN_FOLDS) == 0, f"{job.path}: folded inputs not added"
             shown = job.path
         sel = f"#{job.widget_id}"
         own = page.evaluate(READ_INPUTS, sel)

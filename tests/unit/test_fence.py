@@ -12,6 +12,7 @@ from pymdownx.superfences import SuperFencesException
 import calculators
 from bigmodel_guide.fence import FenceError, check_page, find_fences, parse_fence
 from bigmodel_guide.plugin import CalculatorsPlugin
+from bigmodel_guide.widget_data import WIDGET_ID, more_inputs_document
 from tests.site.htmlscan import PageScan
 
 ROOT = Path(__file__).resolve().parents[2]
@@ -39,8 +40,30 @@ def test_fence_renders_widget_with_contract_hooks(md: markdown.Markdown) -> None
     expected = calculators.compute("training_compute", params="70B")
     assert widget.outputs["total_flops"] == expected.raw("total_flops")
     assert 'data-state="static"' in html
-    for param in calculators.REGISTRY["training_compute"].params:
-        assert f'name="{param.name}"' in html
+    # Each input is a field in the widget or, folded, in the site's one copy of the
+    # calculator's folded inputs (the widget marks its fold as waiting for them).
+    calc = calculators.REGISTRY["training_compute"]
+    env = Theme(name="material", custom_dir=str(ROOT / "templates")).get_env()
+    folded = more_inputs_document(env, {calc.id: calc})[calc.id]
+    assert 'data-more="pending"' in html
+    for param in calc.params:
+        in_widget, in_fold = f'name="{param.name}"' in html, f'name="{param.name}"' in folded
+        assert in_widget != in_fold, param.name
+        assert in_fold == calc.is_advanced(param.name), param.name
+    assert f'id="{WIDGET_ID}-{calc.params[-1].name}"' in folded or WIDGET_ID in folded
+
+
+def test_an_input_the_example_sets_is_never_folded(md: markdown.Markdown) -> None:
+    """A folded input from the shared copy holds its default: an example that sets one
+    shows it among the first inputs instead."""
+    calc = calculators.REGISTRY["training_compute"]
+    folded = next(p for p in calc.params if calc.is_advanced(p.name) and p.kind == "float"
+                  and isinstance(p.default, float))
+    text = folded.as_text(folded.default)  # even at its default: the example names it
+    html = md.convert(f"```calculator\nid: training_compute\n{folded.name}: '{text}'\n```\n")
+    first, fold = html.split('data-more="pending"')
+    assert f'name="{folded.name}"' in first
+    assert f'name="{folded.name}"' not in fold
 
 
 def test_duplicate_widgets_get_distinct_ids(md: markdown.Markdown) -> None:

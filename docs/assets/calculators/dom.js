@@ -35,8 +35,10 @@ export function setState(widget, state) {
   }
 }
 
+/** Every input's text: the form's, and the example's for the folded inputs not added
+ * yet (form.js adds them on demand; until then they hold the example's values). */
 export function readInputs(widget) {
-  const inputs = {};
+  const inputs = widget.querySelector("[data-more='pending']") ? exampleInputs(widget) : {};
   for (const control of widget.querySelectorAll("form [name]")) inputs[control.name] = control.value;
   return inputs;
 }
@@ -70,6 +72,28 @@ export function clearErrors(widget) {
   for (const control of widget.querySelectorAll("[aria-invalid]")) control.removeAttribute("aria-invalid");
 }
 
+// A field's error line is made the first time the field has an error (most never do:
+// made up front, the lines were 9% of a chapter's HTML), then kept and hidden when the
+// error is fixed. The control names it in aria-describedby, after its help.
+function errorSlot(widget, name) {
+  const control = widget.querySelector(`form [name="${CSS.escape(name)}"]`);
+  const field = control && control.closest("[data-field]");
+  if (!field) return null;
+  let slot = field.querySelector("[data-error-for]");
+  if (!slot) {
+    slot = document.createElement("span");
+    slot.className = "bm-error";
+    slot.id = `${control.id}-error`;
+    slot.dataset.errorFor = name;
+    slot.setAttribute("role", "alert");
+    slot.hidden = true;
+    field.append(slot);
+    const described = (control.getAttribute("aria-describedby") || "").split(/\s+/).filter(Boolean);
+    control.setAttribute("aria-describedby", [...described, slot.id].join(" "));
+  }
+  return slot;
+}
+
 /** The label a reader sees for an input (its unit included), or its name. */
 export function labelOf(widget, name) {
   const field = Array.from(widget.querySelectorAll("[data-field]")).find(
@@ -82,9 +106,7 @@ export function labelOf(widget, name) {
 export function showError(widget, error) {
   clearErrors(widget);
   const name = String(error.input || "");
-  const slot = Array.from(widget.querySelectorAll("[data-error-for]")).find(
-    (el) => el.dataset.errorFor === name,
-  );
+  const slot = errorSlot(widget, name);
   const message = String(error.message || "invalid value");
   if (slot) {
     slot.textContent = message;

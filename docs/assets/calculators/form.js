@@ -50,11 +50,56 @@ export function applyConditions(widget) {
     if (field.hidden !== hide) field.hidden = hide;
   }
   const count = widget.querySelector("[data-more-count]");
-  if (count) {
+  if (count && !widget.querySelector("[data-more='pending']")) {
     const folded = widget.querySelectorAll("details [data-field]:not([hidden])").length;
     setText(count, String(folded));
   }
   return changes;
+}
+
+// The folded inputs ("More inputs"): one copy per calculator for the whole site, at the
+// defaults (bigmodel_guide.widget_data), added to a widget when the reader opens the
+// fold or first reaches for the widget, and before anything writes to the form or
+// applies its modes. Until then readInputs answers the example's values for them.
+const FOLDED_ID = "__widget__"; // stands for the widget's id in the copy
+const folding = new WeakMap(); // widget -> promise of the added inputs
+let foldedFile = null;
+
+function fetchJson(name) {
+  return fetch(new URL(`./${name}`, import.meta.url)).then((response) => {
+    if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
+    return response.json();
+  });
+}
+
+/** Add the widget's folded inputs if they are not there yet (resolves when they are). */
+export function addFoldedInputs(widget) {
+  const fold = widget.querySelector("details[data-more='pending']");
+  if (!fold) return Promise.resolve();
+  if (!folding.has(widget)) {
+    if (!foldedFile) {
+      foldedFile = fetchJson("more-inputs.json");
+      foldedFile.catch(() => { foldedFile = null; }); // try again next time
+    }
+    folding.set(widget, foldedFile.then((file) => {
+      const copy = document.createElement("template");
+      copy.innerHTML = (file[widget.dataset.calc] || "").replaceAll(FOLDED_ID, widget.id);
+      const form = widget.querySelector("form");
+      const place = fold.querySelector(".bm-calc__fields");
+      for (const field of copy.content.querySelectorAll("[data-field]")) {
+        // An input the example set is shown first, not folded.
+        if (!form.querySelector(`[name="${CSS.escape(field.dataset.field)}"]`)) place.append(field);
+      }
+      fold.dataset.more = "ready";
+      const note = fold.querySelector("[data-more-note]");
+      if (note) note.remove();
+      if (hasConditions(widget)) applyConditions(widget);
+    }).catch((err) => {
+      folding.delete(widget);
+      throw err;
+    }));
+  }
+  return folding.get(widget);
 }
 
 /** Whether a widget's form has any mode to apply (most have none). */
@@ -91,22 +136,48 @@ function describePresets(widget) {
   setText(line, text);
 }
 
+// What each preset sets, and its source: one file for the whole site (written at build
+// time by bigmodel_guide.widget_data), fetched once, when a reader first reaches for a
+// picker. The pages carry only the presets' names.
+let presetFile = null;
+
+function loadPresets() {
+  if (!presetFile) {
+    presetFile = fetchJson("presets.json");
+    presetFile.catch(() => { presetFile = null; }); // try again on the next choice
+  }
+  return presetFile;
+}
+
 export function bindPresets(widget, onApplied) {
   const select = widget.querySelector("select[data-preset]");
   if (!select) return;
   const box = widget.querySelector("[data-preset-box]");
   if (box) box.hidden = false;
-  select.addEventListener("change", () => {
-    const option = select.selectedOptions[0];
-    if (!option || !option.value) {
+  for (const type of ["focus", "pointerdown"]) {
+    select.addEventListener(type, () => loadPresets().catch(() => {}), { once: true });
+  }
+  select.addEventListener("change", async () => {
+    const id = select.value;
+    if (!id) {
       applied.set(widget, []);
       describePresets(widget);
       return;
     }
-    const preset = {
-      kind: option.dataset.kind, label: option.textContent, source: option.dataset.source,
-      texts: JSON.parse(option.dataset.texts),
-    };
+    let found;
+    try {
+      const [file] = await Promise.all([loadPresets(), addFoldedInputs(widget)]);
+      found = file[widget.dataset.calc]?.[id];
+    } catch {
+      found = undefined;
+    }
+    if (select.value !== id) return; // another choice came in while the file loaded
+    if (!found) {
+      setText(widget.querySelector("[data-preset-applied]"),
+        "This configuration could not be loaded; the inputs were not changed.");
+      return;
+    }
+    const preset = { kind: found.kind, label: found.label, source: found.source, texts: found.texts };
     writeInputs(widget, preset.texts);
     // One preset per kind (a model and a cluster compose); a new one of a kind replaces.
     applied.set(widget, [...(applied.get(widget) || []).filter((p) => p.kind !== preset.kind), preset]);

@@ -12,9 +12,10 @@ import {
 } from "./dom.js";
 import { renderComparison, restoreFromLink, runAction, keysFor, THEME_KEYS } from "./share.js";
 import {
-  applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions, presetsEdited,
-  rememberInAddress,
+  addFoldedInputs, applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions,
+  presetsEdited, rememberInAddress,
 } from "./form.js";
+import { revealAll, revealAround } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
 const LIVE_IDLE = "Live: change any input to recompute in your browser.";
@@ -23,6 +24,19 @@ const widgetState = new WeakMap();
 const restoredPages = new WeakSet(); // the first widget of each page whose link was read
 let rememberTimer = 0;
 let shownPath = location.pathname; // the page on screen (Material pushes the next URL early)
+// The page a Back or Forward navigation is bringing back, and the offset the reader
+// left it at: read when the navigation starts, because the theme records the offset
+// of the page on screen into the same history entry while the new one is swapped in.
+let returning = { path: "", x: 0, y: -1 };
+
+window.addEventListener("popstate", (event) => {
+  const state = event.state;
+  returning = {
+    path: location.pathname,
+    x: state && typeof state.x === "number" ? state.x : 0,
+    y: state && typeof state.y === "number" ? state.y : -1,
+  };
+});
 
 function entryOf(widget) {
   let entry = widgetState.get(widget);
@@ -205,7 +219,7 @@ function bind(widget) {
     if (entry.refused) entry.refused = !clearRefusals(widget, "");
     schedule(widget, DEBOUNCE_MS);
   });
-  form.addEventListener("change", (event) => {
+  form.addEventListener("change", async (event) => {
     if (!(event.target instanceof HTMLSelectElement) || !isInput(event.target)) return;
     const entry = entryOf(widget);
     const { name } = event.target;
@@ -214,6 +228,8 @@ function bind(widget) {
     entry.choice = widget.dataset.state === "error" ? null
       : { name, previous: (entry.lastGood || exampleInputs(widget))[name] };
     if (entry.refused) entry.refused = !clearRefusals(widget, name);
+    // A choice can make a folded input's value inapplicable: the modes apply to all.
+    await addFoldedInputs(widget).catch(() => {});
     conditionsChanged(widget);
     schedule(widget, 0);
   });
@@ -229,7 +245,16 @@ function bind(widget) {
     schedule(widget, 0);
   });
   for (const type of ["focusin", "pointerenter", "touchstart"]) {
-    widget.addEventListener(type, () => startRuntime(), { once: true, passive: true });
+    widget.addEventListener(type, () => {
+      startRuntime();
+      addFoldedInputs(widget).catch(() => {}); // offline: the fold keeps its note
+    }, { once: true, passive: true });
+  }
+  const fold = widget.querySelector("details[data-more]");
+  if (fold) {
+    fold.addEventListener("toggle", () => {
+      if (fold.open) addFoldedInputs(widget).catch(() => {});
+    });
   }
   bindTools(widget);
   bindHelp(widget);
@@ -278,6 +303,15 @@ function bindAll() {
     box.tabIndex = 0;
   }
   const widgets = allWidgets();
+  if (returning.path === location.pathname) {
+    // Back or Forward: the offset the reader left only lands on the same place with
+    // every widget at its real height.
+    const { x, y } = returning;
+    returning = { path: "", x: 0, y: -1 };
+    revealAll();
+    if (y >= 0) window.scrollTo(x, y);
+  }
+  revealAround();
   widgets.forEach(bind);
   // Each page's content once: a link's inputs, or what Back or Forward brings back.
   if (widgets.length && !restoredPages.has(widgets[0]) && location.search) {

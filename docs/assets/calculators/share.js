@@ -5,6 +5,7 @@
 
 import { ask } from "./runtime.js";
 import { exampleInputs, readInputs, showNotices, writeInputs } from "./dom.js";
+import { addFoldedInputs } from "./form.js";
 
 const MAX_QUERY = 16000;
 // Query keys that belong to the theme (search highlighting), not to calculators.
@@ -78,6 +79,9 @@ export async function restoreFromLink(widgets, onRestored) {
     if (job.baseline) {
       onRestored(job.widget, { baseline: inputs });
     } else {
+      // The link may set a folded input: add them first.
+      await addFoldedInputs(job.widget).catch(() => showNotices(job.widget, [
+        "The folded inputs could not be loaded: the link's values for them are not applied."]));
       writeInputs(job.widget, inputs);
       onRestored(job.widget, {});
     }

@@ -1,0 +1,140 @@
+"""Pages that instant navigation swaps in: the widgets in view are rendered before the
+first frame, the others as the reader nears them and then when the page is idle
+(reveal.js); Back lands on the offset the reader left; the folded inputs, which the
+site keeps in one file, are added when opened and before a link writes to them."""
+
+from __future__ import annotations
+
+import json
+from typing import TYPE_CHECKING
+
+import pytest
+
+import calculators
+from calculators.core import share
+
+if TYPE_CHECKING:
+    from playwright.sync_api import Page
+
+    from tests.e2e.conftest import Watch
+
+pytestmark = pytest.mark.e2e
+LIVE_MS = 60_000
+
+#: Follow a nav link as the reader's click would (the theme's instant navigation takes
+#: it over) and report, in the task that binds the new page's widgets, which of them
+#: are deferred: before the first frame, as the reader would first see them.
+FOLLOW_AND_REPORT = """async (href) => {
+  const before = new Set(document.querySelectorAll("[data-calc]"));
+  const bound = new Promise((resolve) => {
+    const check = () => {
+      const fresh = [...document.querySelectorAll("[data-calc]")].filter((w) => !before.has(w));
+      if (fresh.length && fresh.every((w) => w.dataset.bound === "1")) {
+        observer.disconnect();
+        resolve(fresh.map((w) => ({
+          id: w.id, deferred: w.hasAttribute("data-defer"),
+          top: w.getBoundingClientRect().top,
+        })));
+      }
+    };
+    const observer = new MutationObserver(check);
+    observer.observe(document.body, { subtree: true, childList: true, attributes: true,
+                                      attributeFilter: ["data-bound"] });
+  });
+  [...document.querySelectorAll("a.md-nav__link")]
+    .find((a) => a.getAttribute("href").endsWith(href)).click();
+  return bound;
+}"""
+ALL_RENDERED = "document.querySelectorAll('[data-defer]').length === 0"
+
+
+def _example(page: Page, widget: str) -> dict[str, str]:
+    return dict(json.loads(page.get_attribute(widget, "data-example") or "{}"))
+
+
+def test_a_swapped_in_page_renders_what_is_in_view_first_then_the_rest(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    # The first page is laid out by the browser's own load: nothing is held back.
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    assert page.evaluate(ALL_RENDERED)
+    widgets = page.evaluate(FOLLOW_AND_REPORT, "dense/")
+    assert len(widgets) > 10
+    height = page.evaluate("innerHeight")
+    in_view = [w for w in widgets if w["top"] < height]
+    assert in_view and not any(w["deferred"] for w in in_view), in_view
+    assert any(w["deferred"] for w in widgets), "the dense chapter defers nothing"
+    # The rest follows when the page is idle: every widget, with its form, on screen.
+    page.wait_for_function(ALL_RENDERED, timeout=10_000)
+    last = widgets[-1]["id"]
+    page.locator(f"#{last} form [name]").first.scroll_into_view_if_needed()
+    assert page.locator(f"#{last} form [name]").first.is_visible()
+    watch.assert_clean()
+
+
+def test_back_lands_where_the_reader_left(site_url: str,
+                                          watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    page.evaluate(FOLLOW_AND_REPORT, "dense/")
+    page.wait_for_function(ALL_RENDERED, timeout=10_000)
+    target = "#gpt3-1024-a100"
+    page.eval_on_selector(target, "w => w.scrollIntoView()")
+    page.wait_for_timeout(400)  # the theme keeps the offset after 100 ms without scrolling
+    left = page.evaluate("scrollY")
+    assert left > 5_000
+    page.evaluate(FOLLOW_AND_REPORT, "communication/")
+    page.go_back()
+    page.wait_for_url("**/dense/**")
+    page.wait_for_selector(f"{target}[data-bound='1']")
+    page.wait_for_function(f"Math.abs(scrollY - {left}) < 2", timeout=5_000)
+    top = page.eval_on_selector(target, "w => w.getBoundingClientRect().top")
+    assert abs(top) < 2, top  # the same widget at the top of the screen
+    watch.assert_clean()
+
+
+def test_folded_inputs_are_added_when_opened(site_url: str,
+                                             watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    widget = "#gpt3-worked-example"
+    calc = calculators.REGISTRY["training_compute"]
+    fold = page.locator(f"{widget} details.bm-calc__more")
+    assert fold.get_attribute("data-more") == "pending"
+    assert page.locator(f"{widget} [name=peak_flops]").count() == 0
+    page.click(f"{widget} details.bm-calc__more > summary")
+    page.wait_for_selector(f'{widget} details[data-more="ready"]')
+    shown = page.locator(f"{widget} details [data-field]:not([hidden])").count()
+    assert page.text_content(f"{widget} [data-more-count]") == str(shown)
+    # Ids, labels and help are the widget's own, as for its first inputs.
+    field = page.locator(f"#{widget[1:]}-peak_flops")
+    assert field.get_attribute("name") == "peak_flops"
+    assert page.locator(f"label[for='{widget[1:]}-peak_flops']").count() == 1
+    assert field.get_attribute("aria-describedby") == f"{widget[1:]}-peak_flops-help"
+    # An edit of a folded input recomputes like any other.
+    page.fill(f"{widget} [name=peak_flops]", "500T")
+    expected = calculators.compute(calc.id, **{**_example(page, widget), "peak_flops": "500T"})
+    page.wait_for_function(
+        f"""document.querySelector('{widget} [data-output="gpu_hours"]').dataset.value ===
+            '{expected.raw("gpu_hours")}'""", timeout=LIVE_MS)
+    watch.assert_clean()
+
+
+def test_a_link_to_a_folded_input_restores_it(site_url: str,
+                                              watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    calc = calculators.REGISTRY["training_compute"]
+    texts = {"pue": "1.5", "params": "70B"}
+    state = share.encode_state(calc, texts)
+    assert calc.is_advanced("pue") and not calc.is_advanced("params")
+    page.goto(f"{site_url}/compute/?gpt3-worked-example={state}")
+    widget = "#gpt3-worked-example"
+    page.wait_for_function(
+        f"document.querySelector('{widget} [name=pue]')?.value === '1.5'", timeout=LIVE_MS)
+    expected = calculators.compute(calc.id, **{**_example(page, widget), **texts})
+    page.wait_for_function(
+        f"""document.querySelector('{widget} [data-output="energy_kwh"]')?.dataset.value ===
+            '{expected.raw("energy_kwh")}'""", timeout=LIVE_MS)
+    watch.assert_clean()
