@@ -26,9 +26,19 @@ INDEX_TEMPLATE = "calculator/reference_index.md"
 PAGE_TEMPLATE = "calculator/reference_page.md"
 
 
+def slug(calc: Calculator) -> str:
+    """The calculator's id with hyphens, as in every URL: its page's name."""
+    return calc.id.replace("_", "-")
+
+
+def widget_anchor(calc: Calculator) -> str:
+    """The id of the widget at its defaults on the calculator's page."""
+    return f"ref-{slug(calc)}"
+
+
 def page_name(calc: Calculator) -> str:
-    """The page's file name in REFERENCE_DIR: the id, with hyphens as in every URL."""
-    return f"{calc.id.replace('_', '-')}.md"
+    """The page's file name in REFERENCE_DIR."""
+    return f"{slug(calc)}.md"
 
 
 def page_path(calc: Calculator) -> str:
@@ -59,7 +69,8 @@ def reference_pages(env: Environment, registry: Mapping[str, Calculator],
     )
     page = env.get_template(PAGE_TEMPLATE)
     return {REFERENCE_INDEX: index} | {
-        page_path(calc): page.render(calc=calc, rows=_rows(calc)) for calc in registry.values()
+        page_path(calc): page.render(calc=calc, rows=_rows(calc),
+                                      anchor=widget_anchor(calc)) for calc in registry.values()
     }
 
 

@@ -24,6 +24,8 @@ if TYPE_CHECKING:
     from calculators.core.spec import Calculator, Inputs, Param, Result, Value, When
 
 WIDGET_TEMPLATE = "calculator/widget.html"
+#: Units a field's label names (a count or a ratio goes without).
+UNIT_LABELS = units.PHYSICAL - {"1"}
 #: The template's indentation before a tag: 67 kB of the dense chapter's 22 widgets, and
 #: meaningless in the page (the line break before the tag is kept, so is any space that
 #: separates inline text). Escaped text never holds "<", so field values are untouched.
@@ -113,8 +115,14 @@ class FoldedInputError(ValueError):
 
 
 @cache
+def default_result(calc: Calculator) -> Result:
+    """The calculator at its defaults (computed once per build)."""
+    return calc.compute({})
+
+
+@cache
 def _default_texts(calc: Calculator) -> dict[str, str]:
-    result = calc.compute({})
+    result = default_result(calc)
     return {p.name: field_text(p, result.inputs[p.name]) for p in calc.params}
 
 
@@ -164,7 +172,7 @@ def render_widget(
         chart=Markup(chart.get("wide", "")),
         chart_narrow=Markup(chart.get("narrow", "")),
         example_json=json.dumps(example, separators=(",", ":")),
-        unit_labels=units.PHYSICAL - {"1"},
+        unit_labels=UNIT_LABELS,
         parsed=result.parsed(),
         presets=choices,
     )

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import calculators
+from bigmodel_guide.reference import slug, widget_anchor
 from calculators.core import share, units
 from published_checks import Outcome, all_checks, run
 
@@ -77,9 +78,9 @@ def link_for(check: Check) -> str:
     calc = calculators.REGISTRY[check.calculator]
     texts = {name: calc.param(name).as_text(value) for name, value in check.inputs.items()}
     state = share.encode_state(calc, texts)
-    slug = calc.id.replace("_", "-")
-    page = f"{REFERENCE_LINK}{slug}/"
-    return f"{page}?{calc.id}={state}#ref-{slug}" if state else f"{page}#ref-{slug}"
+    page = f"{REFERENCE_LINK}{slug(calc)}/"
+    anchor = widget_anchor(calc)
+    return f"{page}?{calc.id}={state}#{anchor}" if state else f"{page}#{anchor}"
 
 
 def _tolerance(check: Check) -> str:

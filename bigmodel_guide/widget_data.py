@@ -15,9 +15,8 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from bigmodel_guide.render import form_fields
+from bigmodel_guide.render import UNIT_LABELS, default_result, form_fields
 from calculators.catalogues import presets
-from calculators.core import units
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -58,12 +57,12 @@ def more_inputs_document(env: Environment, registry: Mapping[str, Calculator]) -
     field = env.get_template(FIELD_TEMPLATE).module.field  # type: ignore[attr-defined]
     document = {}
     for calc in registry.values():
-        result = calc.compute({})
+        result = default_result(calc)
         folded = [f for f in form_fields(calc, result, WIDGET_ID, {}) if f.advanced]
         if folded:
             parsed = result.parsed()
-            labels = units.PHYSICAL - {"1"}
-            document[calc.id] = "".join(str(field(f, labels, parsed)) for f in folded).strip()
+            document[calc.id] = "".join(str(field(f, UNIT_LABELS, parsed))
+                                        for f in folded).strip()
     return document
 
 
