@@ -131,8 +131,10 @@ def _goodput(inputs: Inputs) -> Computed:
             "persist, so saves would queue: the interval is raised to the persist time. "
             "Faster storage would allow more frequent checkpoints.")
     hardware = inputs.num("hardware_fraction")
-    spares = (rel.nodes_in_repair(plan.mtbi_s / hardware, inputs.num("repair_time"))
-              if hardware > 0 else 0.0)
+    # Little's law over the node-taking interruptions alone: their rate is the share
+    # ``hardware`` of all. Scaling the count, not dividing the MTBI, keeps a tiny share
+    # from overflowing the MTBI to infinity.
+    spares = rel.nodes_in_repair(plan.mtbi_s, inputs.num("repair_time")) * hardware
     if plan.interval_rule == "daly":
         notes.append(
             f"Young 1974's first-order interval, sqrt(2 x stall x MTBI), would be "

@@ -84,7 +84,12 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
         f"{mem.optimizer / GB:,.2f}, activations {mem.activations / GB:,.2f}, embedding and "
         f"output layers {mem.outer / GB:,.2f}, working {mem.working / GB:,.2f} GB.",
     ]
-    if best.dims.ep > 1:
+    if best.dims.ep > 1 and not best.ep_cover_s:
+        # The step is timed on its slowest pipeline stage; with many stages that can be
+        # one of dense layers only (DeepSeek-V3's first three), which sends no alltoall.
+        notes.append("Expert alltoalls: none on the pipeline stage that sets the step time, "
+                     "which holds no MoE block.")
+    elif best.dims.ep > 1:
         share = best.ep_inter_bytes / best.ep_bytes if best.ep_bytes else 0.0
         notes.append(
             f"Expert alltoalls: {best.ep_bytes / GB:,.3g} GB per GPU per step "

@@ -281,3 +281,12 @@ def test_planned_stops_are_llama3s() -> None:
     assert run().inputs["planned_stops_per_day"] == 0.87
     assert rel.goodput_with_planned_stops(1.0, 0.87, DAY, 480) == pytest.approx(
         1 - 0.87 * 480 / DAY)
+
+
+def test_a_tiny_hardware_share_puts_almost_no_node_in_repair() -> None:
+    """Found by the CLI sweep: 5e-324 of interruptions taking a node out overflowed the
+    node-failure MTBI (MTBI / share) to infinity. The count scales with the share."""
+    tiny = calculators.compute("goodput", hardware_fraction="5e-324")
+    whole = calculators.compute("goodput", hardware_fraction="1")
+    assert float(whole.value("spare_nodes")) > 0
+    assert 0 <= float(tiny.value("spare_nodes")) < 1e-300

@@ -285,3 +285,13 @@ def test_sizing_cli_and_api_agree_on_the_moe_preset(capsys: pytest.CaptureFixtur
     assert texts["model_kind"] == "moe"
     api = calc.compute({**texts, "tokens": "14.8T", "deadline_days": "45"})
     assert cli == api.to_dict()
+
+
+def test_a_slowest_stage_without_moe_blocks_is_said_so() -> None:
+    """Found by the input sweep: a global batch of 1 makes DeepSeek-V3's winner a
+    32-stage pipeline whose slowest stage holds only dense layers; its alltoall-to-
+    compute ratio was 0 / 0."""
+    result = calculators.compute("moe_plan", global_batch="1")
+    notes = " ".join(result.computed.notes)
+    assert "none on the pipeline stage that sets the step time" in notes
+    assert result.value("alltoall_to_compute") is None
