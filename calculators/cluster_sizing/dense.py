@@ -206,8 +206,7 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
                f"{lay.micro_batch}, recompute {lay.recompute}, ZeRO {lay.zero_stage}",
                f"parallel_plan's recommended layout (the simplest that fits within "
                f"{plan.tolerance:.0%} of the fastest, and meets the deadline if one "
-               f"such does), of {len(plan.layouts):,} "
-               f"evaluated at {n:,} GPUs")
+               f"such does), of the {plan.considered:,} its rules allow at {n:,} GPUs")
     report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of "
                f"{fmt(machine.capacity, 'B')} ({fmt(headroom, 'B')} free)",
                "model states, activations, the output layer's logits and working buffers "

@@ -43,8 +43,11 @@ PLANNER_NAMES = (*(p.name for p in MOE_ARCHITECTURE_PARAMS), "seq_len", "global_
 
 
 def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
-                search_layouts: bool = True, micro_batch: int | None = None) -> Plan:
-    """moe_plan's layouts at ``num_gpus`` (steps.plan_at for a mixture of experts)."""
+                search_layouts: bool = True, micro_batch: int | None = None,
+                screened: Plan | None = None) -> Plan:  # noqa: ARG001 - see below
+    """moe_plan's layouts at ``num_gpus`` that decide its recommendation, of all that
+    fit (steps.plan_at for a mixture of experts; formulas.moe_planner.search with a
+    tolerance). Its search costs ``screened``'s micro-batch 1 again."""
     raw = {**plan_raw, "num_gpus": num_gpus}
     try:
         inputs = validate(MOE_PLANNER_PARAMS, raw, owner="moe_plan")
@@ -55,18 +58,20 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
         raise
     seq, cluster = inputs.whole("seq_len"), planner_cluster(inputs)
     if not search_layouts:
-        return Plan(num_gpus, stand_in(model, seq), cluster, [])
+        return Plan(num_gpus, stand_in(model, seq), cluster, [], 0)
+    tolerance = inputs.num("rank_tolerance")
     try:
         found = search(model, seq, cluster, state_bytes(inputs.text("precision"),
                                                       inputs.text("optimizer")),
                        inputs.whole("global_batch"), comm=expert_comm(inputs),
-                       options=moe_planner_options(inputs), micro_batch=micro_batch)
+                       options=moe_planner_options(inputs), micro_batch=micro_batch,
+                       tolerance=tolerance)
     except ValueError as err:
         if isinstance(err, ValidationError):
             raise
         raise ValidationError("max_nodes_per_token", str(err)) from None
-    return Plan(num_gpus, stand_in(model, seq), cluster, found.layouts,
-                inputs.num("rank_tolerance"))
+    return Plan(num_gpus, stand_in(model, seq), cluster, found.layouts, found.fitting,
+                tolerance)
 
 
 def _model(inputs: Inputs) -> tuple[moe.MoeArchitecture, dict[str, object]]:
@@ -184,7 +189,7 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
         inter_node_bandwidth_available=machine.nic_per_gpu)
     report.row("Layout", f"TP {lay.tp} x CP {lay.cp} x PP {lay.pp} x DP {lay.dp}, EP {ep}, "
                f"micro-batch {lay.micro_batch}, recompute {lay.recompute}, ZeRO "
-               f"{lay.zero_stage}", f"moe_plan's recommended layout, of {len(plan.layouts):,} "
+               f"{lay.zero_stage}", f"moe_plan's recommended layout, of {plan.considered:,} "
                f"that fit at {n:,} GPUs; {model.routed_experts // ep} experts of each layer "
                f"per GPU, each replicated {lay.tp * lay.cp * lay.dp // ep} times")
     report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of {fmt(machine.capacity, 'B')}",

@@ -20,7 +20,7 @@ from calculators.core.spec import ValidationError, validate
 from calculators.formulas import collectives as comm
 from calculators.formulas.embeddings import table_memory
 from calculators.formulas.memory import state_bytes
-from calculators.formulas.planner import gpu_counts, search
+from calculators.formulas.planner import gpu_counts, search_near
 from calculators.formulas.ranking import RANK_TOLERANCE, preferred
 from calculators.formulas.sharding import COMM_BYTES, Network
 from calculators.formulas.sparse_step import MAX_TABLE_BYTES, Job, compare_step
@@ -42,8 +42,9 @@ if TYPE_CHECKING:
     from calculators.formulas.planner import Cluster, Layout
     from calculators.formulas.sparse_step import StepComparison
 
-#: The scan for a GPU count the planner accepts stops after this many costed layouts
-#: (about 25 µs each natively), so that the page never waits long on an odd count.
+#: The scan for a GPU count the planner accepts stops after this many layouts considered
+#: (those the planner's rules allow; its bound costs a fraction of them in full), so
+#: that the page never waits long on an odd count.
 MAX_EVALUATED_LAYOUTS = 3000
 #: ... or after this many GPU counts.
 MAX_NODE_COUNTS = 200
@@ -53,12 +54,15 @@ MAX_GPUS = 1_000_000
 
 @dataclass(frozen=True)
 class Plan:
-    """The planner's answer at one GPU count."""
+    """The planner's answer at one GPU count: the layouts that decide its recommendation
+    (formulas.planner.search_near; all of moe_plan's that fit), of ``considered``."""
 
     num_gpus: int
     arch: Architecture
     cluster: Cluster
     layouts: list[Layout]
+    #: How many layouts the planner's rules allow at this count: parallel_plan's list.
+    considered: int
     tolerance: float = RANK_TOLERANCE
 
     @property
@@ -70,16 +74,21 @@ class Plan:
     def choose(self, ok: Callable[[Layout], bool]) -> Layout | None:
         """The first layout in parallel_plan's order that passes ``ok`` (meets the
         deadline), else its winner: the simplicity rule never costs the deadline when
-        a faster layout within the tolerance would meet it."""
+        a faster layout within the tolerance would meet it. ``ok`` must only get harder
+        to pass as the step time grows, as a deadline does: then a layout that passes,
+        if any does, is within the tolerance of the fastest, among ``layouts``."""
         ranked = preferred(self.layouts, self.tolerance)
         return next((lay for lay in ranked if ok(lay)), ranked[0] if ranked else None)
 
 
 def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
-            search_layouts: bool = True, micro_batch: int | None = None) -> Plan:
-    """Every layout of ``num_gpus`` GPUs, as parallel_plan ranks them (same search, same
-    cluster, same state bytes and activation width); ``micro_batch`` narrows the search
-    as parallel_plan's own input of that name does."""
+            search_layouts: bool = True, micro_batch: int | None = None,
+            screened: Plan | None = None) -> Plan:
+    """The layouts of ``num_gpus`` GPUs that decide parallel_plan's recommendation, as
+    it ranks them (same search, same cluster, same state bytes and activation width);
+    ``micro_batch`` narrows the search as parallel_plan's own input of that name does.
+    ``screened`` is this count's plan with ``micro_batch=1``, whose layouts the search
+    of every micro-batch then reuses (formulas.planner.search_near)."""
     raw = {**plan_raw, "num_gpus": num_gpus}
     try:
         inputs = validate(PLANNER_PARAMS, raw, owner="parallel_plan")
@@ -91,18 +100,21 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
     precision = inputs.text("precision")
     cluster = planner_cluster(inputs)
     if not search_layouts:
-        return Plan(num_gpus, arch, cluster, [])
-    layouts = search(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
-                     inputs.whole("global_batch"), micro_batch=micro_batch,
-                     act_bytes=4.0 if precision == "fp32" else 2.0)
-    return Plan(num_gpus, arch, cluster, layouts, inputs.num("rank_tolerance"))
+        return Plan(num_gpus, arch, cluster, [], 0)
+    tolerance = inputs.num("rank_tolerance")
+    found = search_near(arch, cluster, state_bytes(precision, inputs.text("optimizer")),
+                        inputs.whole("global_batch"), tolerance=tolerance,
+                        micro_batch=micro_batch, act_bytes=4.0 if precision == "fp32" else 2.0,
+                        screened=screened.layouts if screened is not None else ())
+    return Plan(num_gpus, arch, cluster, found.layouts, found.considered, tolerance)
 
 
 class Planner(Protocol):
     """``plan_at``'s signature: the planner's layouts at one GPU count."""
 
     def __call__(self, plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
-                 search_layouts: bool = True, micro_batch: int | None = None) -> Plan: ...
+                 search_layouts: bool = True, micro_batch: int | None = None,
+                 screened: Plan | None = None) -> Plan: ...
 
 
 @dataclass(frozen=True)
@@ -138,8 +150,11 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     Only counts that admit a layout are costed. Candidates are screened with
     micro-batch 1, the layouts with the least activation memory and the smallest
     pipeline bubble, so a quarter of the full search; the count chosen then gets
-    parallel_plan's full search, whose fastest layout is at least as fast (its
-    recommended one is within the ranking tolerance of that). Counts with too many
+    parallel_plan's full search (reusing the screen's micro-batch-1 layouts), whose
+    fastest layout is at least as fast (its recommended one is within the ranking
+    tolerance of that). Both searches cost only what can decide the recommendation
+    (formulas.planner.search_near), which ``fast_enough``, a deadline on the step time,
+    allows. Counts with too many
     layouts to search are skipped. Whether a count is accepted depends on the count
     (and the test) alone, so a later start never ends lower. ``planner`` is ``plan_at``
     (the dense planner) unless given (the expert-parallel one, for a mixture of experts).
@@ -151,6 +166,7 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     tried = evaluated = 0
     chosen: int | None = None
     fallback: int | None = None
+    screens: dict[int, Plan] = {}
     for n in candidate_counts(probe.arch, batch, gpus_per_node, first):
         if n > MAX_GPUS or tried >= MAX_NODE_COUNTS or evaluated >= MAX_EVALUATED_LAYOUTS:
             break
@@ -161,7 +177,8 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
             if err.input_name != "num_gpus":
                 raise
             continue  # too many layouts to search at this count
-        evaluated += len(screen.layouts)
+        evaluated += screen.considered
+        screens[n] = screen
         best = screen.choose(fast_enough)
         if best is None:
             continue
@@ -172,8 +189,8 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     count = chosen or fallback
     if count is None:
         return Scan(first, first, tried, evaluated, None, fast_enough=False)
-    plan = plan_at_n(plan_raw, count, blame)
-    return Scan(first, count, tried, evaluated + len(plan.layouts), plan,
+    plan = plan_at_n(plan_raw, count, blame, screened=screens[count])
+    return Scan(first, count, tried, evaluated + plan.considered, plan,
                 fast_enough=chosen is not None)
 
 

@@ -136,13 +136,23 @@ class _MoeBase(_Base):
     def fits(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> bool:
         return self._peak(ex, recompute, zero_stage, shard)[1] <= self.cluster.memory_bytes
 
-    def layout(self, ex: _Experts, recompute: str,  # type: ignore[override]
-               zero_stage: int, shard: int) -> Layout:
-        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
-        cp_total, cp_exposed, cp_bytes = self.cp_layer
-        i, slot, recompute_mb = self._slot(ex, recompute)
-        rb, compute = self.blocks[i], self.compute[i]
-        slot += self.pp_mb
+    def moe_step_floor(self, ex: _Experts, recompute: str) -> float:
+        """The step time of every choice with this recomputation, less its exposed
+        data-parallel time (never negative): a floor under all of them."""
+        return self.m * (self._slot(ex, recompute)[1] + self.pp_mb) * (1.0 + self.bubble)
+
+    def moe_step_s(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> float:
+        """One choice's step time, as its Layout has it, without building the Layout."""
+        return self.moe_step_floor(ex, recompute) + self._dp(ex, recompute, zero_stage,
+                                                             shard)[1]
+
+    def _dp(self, ex: _Experts, recompute: str, zero_stage: int,
+            shard: int) -> tuple[float, float, float, float]:
+        """(time, exposed time, bytes sent, bytes across nodes) of the data-parallel
+        traffic of one choice: the dense part's, and the experts' over their EDP group."""
+        m, cl = self.m, self.cluster
+        i, _, recompute_mb = self._slot(ex, recompute)
+        compute = self.compute[i]
         backward = 2.0 / 3.0 * compute + recompute_mb
         g, w = self.per_param.gradients, self.per_param.weights
         key = (recompute, zero_stage, shard, i)
@@ -166,6 +176,16 @@ class _MoeBase(_Base):
             cover = backward if zero_stage <= 1 else m * (backward + (
                 compute / 3.0 if zero_stage >= 3 else 0.0))
             dp_exposed = max(dp_exposed + more.exposed_s, dp_time - cl.overlap * cover)
+        return dp_time, dp_exposed, dp_sent, dp_inter
+
+    def layout(self, ex: _Experts, recompute: str,  # type: ignore[override]
+               zero_stage: int, shard: int) -> Layout:
+        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        cp_total, cp_exposed, cp_bytes = self.cp_layer
+        i, slot, recompute_mb = self._slot(ex, recompute)
+        rb, compute = self.blocks[i], self.compute[i]
+        slot += self.pp_mb
+        dp_time, dp_exposed, dp_sent, dp_inter = self._dp(ex, recompute, zero_stage, shard)
         memory = self._memory(ex, recompute, zero_stage, shard)
         blocks, routed, a2a = rb.blocks, rb.routed_blocks, ex.a2a
         tp_bytes = m * blocks * ops * self.tp_op[1]
@@ -183,7 +203,7 @@ class _MoeBase(_Base):
             tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp_sent,
             inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
             pp_inter=self.pp_inter, dp_inter=self.dp_inter or ex.edp_pd < ex.edp,
-            step_s=m * slot * (1.0 + self.bubble) + dp_exposed,
+            step_s=self.moe_step_floor(ex, recompute) + dp_exposed,
             ep_s=m * routed * a2a.time_s, ep_exposed_s=m * routed * ex.exposed,
             ep_bytes=m * routed * (a2a.intra_bytes + a2a.inter_bytes),
             ep_inter_bytes=m * routed * a2a.inter_bytes, ep_cover_s=m * routed * self.cover,

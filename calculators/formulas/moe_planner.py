@@ -27,6 +27,7 @@ from calculators.formulas.expert_groups import ExpertComm, ep_sizes
 from calculators.formulas.layout import Layout, Options
 from calculators.formulas.moe_base import _MoeBase
 from calculators.formulas.planner import (
+    FLOOR_SLACK,
     MAX_LAYOUTS,
     RECOMPUTE_MODES,
     _candidates,
@@ -47,11 +48,14 @@ __all__ = ["ExpertComm", "Search", "evaluate", "search"]
 @dataclass(frozen=True)
 class Search:
     """The search's answer: the layouts that fit, fastest first (ties to less memory),
-    how many choices were costed, and the least memory any costed choice needed."""
+    how many choices were costed, and the least memory any costed choice needed. With
+    a ``tolerance``, ``layouts`` holds only those within it of the fastest, and
+    ``fitting`` counts them all."""
 
     layouts: list[Layout]
     evaluated: int
     smallest_bytes: float
+    fitting: int
 
 
 class _Setup:
@@ -86,7 +90,8 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
            global_batch: int, *, comm: ExpertComm | None = None, tp: int | None = None,
            pp: int | None = None, dp: int | None = None, cp: int | None = None,
            ep: int | None = None, micro_batch: int | None = None,
-           options: Options | None = None, exhaustive: bool = False) -> Search:
+           options: Options | None = None, exhaustive: bool = False,
+           tolerance: float | None = None) -> Search:
     """The EP x TP x CP x PP x DP layouts of ``cluster.num_gpus`` GPUs that fit.
 
     Tensor parallelism stays inside the scale-up domain (Narayanan et al. 2021, Sec.
@@ -100,8 +105,17 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
     expert-gradient traffic, and past the point where the first outweighs the second it
     does not pay again (an assumption the unit tests check with ``exhaustive``, which
     costs every EP size and every choice that fits).
+
+    With a ``tolerance`` (cluster_sizing's use) the search walks the same choices but
+    builds only the layouts that could be within it of the fastest found so far (a
+    choice whose floor, its step time less the exposed data-parallel time, is past that
+    is skipped; the choices the EP rule compares are timed in full), and returns those
+    within it of the fastest: what formulas.ranking's recommendation and a deadline on
+    the step time look at (formulas.planner.search_near does the same for dense models).
     Raises ValidationError("num_gpus") when there are too many layouts to search,
     ValueError when the node limit cannot hold k experts."""
+    if tolerance is not None and not 0.0 <= tolerance <= 1.0:
+        raise ValueError(f"tolerance must be in [0, 1], got {tolerance}")
     setup = _Setup(model, seq_len, cluster, per_param=per_param, global_batch=global_batch,
                    comm=comm or ExpertComm(), options=options or Options())
     fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
@@ -117,7 +131,8 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
                               f"search here ({len(candidates)} sizes and micro-batches); fix "
                               "ep, tp, cp or pp, or pick a GPU count with fewer divisors")
     layouts: list[Layout] = []
-    evaluated, smallest = 0, math.inf
+    evaluated, smallest, fitting = 0, math.inf, 0
+    best = limit = math.inf  # the fastest fitting layout so far, and the bound it sets
     for dims, b, sizes in candidates:
         base = setup.base(dims, b)
         shardings = _shardings(base.group, base.group_pd)
@@ -134,18 +149,33 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
                     evaluated += 1
                     if not base.fits(ex, recompute, zero, shard):
                         continue
-                    lay = base.layout(ex, recompute, zero, shard)
-                    layouts.append(lay)
-                    if recompute == "none" and (zero, shard) == shardings[0]:
-                        fastest = lay.step_s
+                    fitting += 1
+                    compared = recompute == "none" and (zero, shard) == shardings[0]
+                    if tolerance is None:
+                        lay = base.layout(ex, recompute, zero, shard)
+                        layouts.append(lay)
+                        step = lay.step_s
+                    else:
+                        step = (base.moe_step_s(ex, recompute, zero, shard)
+                                if compared or base.moe_step_floor(ex, recompute) <= limit
+                                else math.inf)
+                        if step <= limit:
+                            layouts.append(base.layout(ex, recompute, zero, shard))
+                            if step < best:
+                                best = step
+                                limit = best * (1.0 + tolerance) * (1.0 + FLOOR_SLACK)
+                    if compared:
+                        fastest = step
                     if not exhaustive:
                         break
             if not exhaustive and fastest < math.inf:
                 if fastest >= previous:
                     break
                 previous = fastest
+    if tolerance is not None:  # the same bound as formulas.ranking.preferred's
+        layouts = [lay for lay in layouts if lay.step_s <= best * (1.0 + tolerance)]
     layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
-    return Search(layouts, evaluated, smallest)
+    return Search(layouts, evaluated, smallest, fitting)
 
 
 def evaluate(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: StateBytes,

@@ -13,7 +13,7 @@ and the attention kernel are choices the reader makes.
 from __future__ import annotations
 
 import math
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
 from calculators.core.spec import ValidationError
 from calculators.formulas import layout_cost as lc
@@ -23,12 +23,15 @@ from calculators.formulas.placement import Dims, group_per_domain
 from calculators.formulas.stages import SplitError, split_layers
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from calculators.formulas.architecture import Architecture
     from calculators.formulas.memory import StateBytes
     from calculators.formulas.stages import StageSplit
 
 __all__ = ["DEFAULT_OVERLAP", "MICRO_BATCHES", "RECOMPUTE_MODES", "Cluster", "Layout",
-           "Options", "divisors", "evaluate", "gpu_counts", "search"]
+           "NearSearch", "Options", "divisors", "evaluate", "gpu_counts", "search",
+           "search_near"]
 
 RECOMPUTE_MODES = lc.RECOMPUTE_MODES
 MICRO_BATCHES = (1, 2, 4, 8)
@@ -145,7 +148,7 @@ class _Base:
                        per_gpu * (split.rank_layers(ld.rank) * flops.layer
                                   + (flops.output if ld.rank == pp - 1 else 0.0)))
                       for ld in self.loads]
-        self.slowest: dict[str, tuple[int, float]] = {}
+        self.slowest: dict[str, tuple[int, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
         scale = options.act_bytes / 2.0
         self.scale = scale
@@ -158,24 +161,39 @@ class _Base:
         self.grads, self.weights = params * per_param.gradients, params * per_param.weights
         self.cache = cache
 
-    def layout(self, recompute: str, zero_stage: int, shard: int) -> Layout:
-        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
-        cp_total, cp_exposed, cp_bytes = self.cp_layer
-        per_layer_s = self.rec_layer[recompute] + ops * self.tp_op[0] + cp_exposed
-        slowest = self.slowest.get(recompute)
-        if slowest is None:
-            slowest = max(self.ranks, key=lambda lr: lr[1] + lr[0] * per_layer_s)
-            self.slowest[recompute] = slowest
-        layers, compute = slowest
-        slot = compute + layers * per_layer_s + self.pp_mb
-        recompute_mb = layers * self.rec_layer[recompute]
-        backward = 2.0 / 3.0 * compute + recompute_mb
+    def _dense_slot(self, recompute: str) -> tuple[int, float, float]:
+        """(layers, compute seconds, slot seconds) of the slowest pipeline rank for one
+        micro-batch: its compute, recomputation, TP and exposed CP time, pipeline sends."""
+        hit = self.slowest.get(recompute)
+        if hit is None:
+            ops = lc.TP_ALLREDUCES_PER_LAYER[recompute]
+            per_layer_s = self.rec_layer[recompute] + ops * self.tp_op[0] + self.cp_layer[1]
+            layers, compute = max(self.ranks, key=lambda lr: lr[1] + lr[0] * per_layer_s)
+            hit = (layers, compute, compute + layers * per_layer_s + self.pp_mb)
+            self.slowest[recompute] = hit
+        return hit
+
+    def step_floor(self, recompute: str) -> float:
+        """The step time of every layout with this recomputation, less its exposed
+        data-parallel time (which is never negative): a floor under all of them."""
+        return self.m * self._dense_slot(recompute)[2] * (1.0 + self.bubble)
+
+    def dp(self, recompute: str, zero_stage: int, shard: int) -> lc.DpCost:
+        """The data-parallel cost of one choice: with the slot, all its step time needs."""
+        layers, compute, _ = self._dense_slot(recompute)
+        backward = 2.0 / 3.0 * compute + layers * self.rec_layer[recompute]
         hybrid = shard < self.group
-        shard_pd = shard if hybrid else self.group_pd
-        dp = lc.dp_cost(self.cache, zero_stage, (shard, shard_pd),
-                        self.group // shard if hybrid else 1, grads=self.grads,
-                        weights=self.weights, micro_batches=m, forward_s=compute / 3.0,
-                        backward_s=backward, overlap=cl.overlap)
+        return lc.dp_cost(self.cache, zero_stage, (shard, shard if hybrid else self.group_pd),
+                          self.group // shard if hybrid else 1, grads=self.grads,
+                          weights=self.weights, micro_batches=self.m, forward_s=compute / 3.0,
+                          backward_s=backward, overlap=self.cluster.overlap)
+
+    def step_s(self, recompute: str, dp: lc.DpCost) -> float:
+        """One choice's step time, as its Layout has it."""
+        return self.m * self._dense_slot(recompute)[2] * (1.0 + self.bubble) + dp.exposed_s
+
+    def memory(self, recompute: str, zero_stage: int, shard: int) -> mem.Breakdown:
+        """The peak memory of one choice on its fullest pipeline rank."""
         working = self.cp_working + (self.per_layer["none"] if recompute == "full" else 0.0)
         if zero_stage >= 3:
             working += self.gathered[shard]
@@ -183,8 +201,19 @@ class _Base:
         if states is None:
             states = mem.rank_states(self.loads, self.per_param, zero_stage, shard)
             self.states[(zero_stage, shard)] = states
-        memory = mem.peak_breakdown(self.loads, states, per_layer=self.per_layer[recompute],
-                                    working=working, scale=self.scale)
+        return mem.peak_breakdown(self.loads, states, per_layer=self.per_layer[recompute],
+                                  working=working, scale=self.scale)
+
+    def layout(self, recompute: str, zero_stage: int, shard: int, *,
+               dp: lc.DpCost | None = None, memory: mem.Breakdown | None = None) -> Layout:
+        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        cp_total, cp_exposed, cp_bytes = self.cp_layer
+        layers, compute, slot = self._dense_slot(recompute)
+        recompute_mb = layers * self.rec_layer[recompute]
+        if dp is None:
+            dp = self.dp(recompute, zero_stage, shard)
+        if memory is None:
+            memory = self.memory(recompute, zero_stage, shard)
         tp_bytes = m * layers * ops * self.tp_op[1]
         cp_sent = m * layers * cp_bytes
         pp_bytes = m * self.pp_mb_bytes
@@ -201,7 +230,7 @@ class _Base:
             tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp.bytes_sent,
             inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
             pp_inter=self.pp_inter, dp_inter=self.dp_inter,
-            step_s=m * slot * (1.0 + self.bubble) + dp.exposed_s)
+            step_s=self.step_s(recompute, dp))
 
 
 def _links(cluster: Cluster) -> lc.Links:
@@ -216,10 +245,7 @@ def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     """Cost one layout. ``zero_stage`` shards over DP x CP, or with ``hybrid`` over the
     part of that group inside one scale-up domain. Raises SplitError or ValueError for
     a layout the search would not consider."""
-    opts = options or Options()
-    if act_bytes is not None:
-        opts = Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
-                       opts.dropout, act_bytes)
+    opts = _options(options, act_bytes)
     dims = Dims(tp=tp, cp=cp, dp=dp, pp=pp)
     m = global_batch // (dp * micro_batch)
     cache = lc.CollectiveCache(_links(cluster))
@@ -277,25 +303,36 @@ def gpu_counts(arch: Architecture, global_batch: int, options: Options | None = 
     return {tcp * d for tcp in counts for d in divisors(global_batch) if tcp * d <= limit}
 
 
-def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
-           global_batch: int, *, tp: int | None = None, pp: int | None = None,
-           dp: int | None = None, cp: int | None = None, micro_batch: int | None = None,
-           options: Options | None = None, act_bytes: float | None = None) -> list[Layout]:
-    """Every valid layout with tp x cp x pp x dp = num_gpus, fastest first (fitting or
-    not); ties go to the one with less memory."""
+def _options(options: Options | None, act_bytes: float | None) -> Options:
     opts = options or Options()
-    if act_bytes is not None:
-        opts = Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
-                       opts.dropout, act_bytes)
-    n = cluster.num_gpus
-    fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
-    memo = _Memo(arch, opts)
+    if act_bytes is None:
+        return opts
+    return Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
+                   opts.dropout, act_bytes)
+
+
+def _searchable(arch: Architecture, n: int, global_batch: int, memo: _Memo,
+                fixed: dict[str, int | None]) -> list[tuple[Dims, int]]:
+    """The candidates, or a ValidationError when they are too many to search here."""
     candidates = _candidates(arch, n, global_batch, memo, fixed)
     count = sum(len(RECOMPUTE_MODES) * (5 if d.dp * d.cp > 1 else 1) for d, _ in candidates)
     if count > MAX_LAYOUTS:
         raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
                               f"({len(candidates)} sizes and micro-batches); fix tp, cp or "
                               "pp, or pick a GPU count with fewer divisors")
+    return candidates
+
+
+def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
+           global_batch: int, *, tp: int | None = None, pp: int | None = None,
+           dp: int | None = None, cp: int | None = None, micro_batch: int | None = None,
+           options: Options | None = None, act_bytes: float | None = None) -> list[Layout]:
+    """Every valid layout with tp x cp x pp x dp = num_gpus, fastest first (fitting or
+    not); ties go to the one with less memory."""
+    opts = _options(options, act_bytes)
+    fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
+    memo = _Memo(arch, opts)
+    candidates = _searchable(arch, cluster.num_gpus, global_batch, memo, fixed)
     cache = lc.CollectiveCache(_links(cluster))
     flops = lc.layer_flops(arch, opts.attention)
     layouts: list[Layout] = []
@@ -309,3 +346,172 @@ def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
                 layouts.append(base.layout(recompute, zero, shard))
     layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
     return layouts
+
+
+#: Relative slack on the floors below before a layout is skipped: the floor and the step
+#: time add the same terms in a different order, so rounding may put a floor a few ulps
+#: above the step time it bounds.
+FLOOR_SLACK = 1e-9
+
+
+class NearSearch(NamedTuple):
+    """What ``search_near`` returns."""
+
+    #: Every layout that fits within the tolerance of the fastest that fits, in
+    #: ``search``'s order.
+    layouts: list[Layout]
+    #: How many layouts the search's rules allow: those ``search`` would cost.
+    considered: int
+    #: How many were costed in full; the others were ruled out by a floor.
+    costed: int
+
+
+class _Floors:
+    """A floor under the step time of every layout of one (sizes, micro-batch), from
+    what is cheap to know before costing them: the pipeline ranks' mean compute (the
+    slowest rank does at least the mean), the fewest TP allreduces a layer makes, the
+    exposed context-parallel time, the pipeline sends, and the schedule's bubble. It
+    leaves out recomputation, the slowest rank's excess over the mean and data-parallel
+    time, which only add. Its parts are computed once per search: what depends on TP,
+    CP and the micro-batch, and the bubble by PP and micro-batches."""
+
+    def __init__(self, arch: Architecture, cluster: Cluster, opts: Options,
+                 cache: lc.CollectiveCache, flops: lc.LayerFlops) -> None:
+        self.arch, self.cluster, self.opts, self.cache, self.flops = (
+            arch, cluster, opts, cache, flops)
+        self._width: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+        self._bubble: dict[tuple[int, int], float] = {}
+        self._sends: dict[tuple[float, bool], float] = {}
+
+    def _per_width(self, dims: Dims, micro_batch: int) -> tuple[float, float, float]:
+        """(compute of every layer and the output layer, TP and exposed CP time of one
+        layer, the activation one pipeline send carries), all per micro-batch."""
+        key = (dims.tp, dims.cp, micro_batch)
+        hit = self._width.get(key)
+        if hit is None:
+            arch, cl, opts, flops = self.arch, self.cluster, self.opts, self.flops
+            tp, cp, domain = dims.tp, dims.cp, cl.gpus_per_node
+            per_gpu = micro_batch * arch.seq_len / cp / tp / (cl.peak_flops
+                                                               * cl.compute_efficiency)
+            act = micro_batch * arch.seq_len / cp * arch.hidden * opts.act_bytes
+            tp_s = self.cache.run("allreduce", act, tp,
+                                  group_per_domain(dims, ("tp",), domain)[1])[0]
+            cp_exposed = lc.cp_layer_time(
+                arch, self.cache, method=opts.cp_method, tp=tp, cp=cp,
+                per_domain=group_per_domain(dims, ("cp",), domain)[1],
+                micro_batch=micro_batch, act_bytes=opts.act_bytes,
+                attention_s=flops.attention_forward * per_gpu, overlap=cl.overlap)[1]
+            fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
+            hit = (per_gpu * (arch.layers * flops.layer + flops.output),
+                   fewest * tp_s + cp_exposed, act / tp)
+            self._width[key] = hit
+        return hit
+
+    def floor(self, dims: Dims, micro_batch: int, micro_batches: int) -> float:
+        pp, opts = dims.pp, self.opts
+        compute, per_layer, message = self._per_width(dims, micro_batch)
+        bubble = self._bubble.get((pp, micro_batches))
+        if bubble is None:
+            bubble = lc.bubble_fraction(opts.schedule if pp > 1 else "1f1b", pp, micro_batches,
+                                        opts.chunks(pp))
+            self._bubble[(pp, micro_batches)] = bubble
+        sends = 0.0
+        if pp > 1:
+            crosses = group_per_domain(dims, ("pp",), self.cluster.gpus_per_node)[1] < pp
+            one = self._sends.get((message, crosses))
+            if one is None:
+                one = self._sends[(message, crosses)] = self.cache.p2p(message, crosses)
+            sends = 2 * opts.chunks(pp) * one
+        slot = compute / pp + self.arch.layers / pp * per_layer + sends
+        return micro_batches * slot * (1.0 + bubble)
+
+
+def _enumeration_order(lay: Layout, domain: int) -> tuple[int, ...]:
+    """Where ``search`` enumerates a layout: by TP, CP, PP (DP follows), micro-batch,
+    recomputation, sharding, which is how its sort breaks ties."""
+    dims = lay.dims
+    shardings = _shardings(*group_per_domain(dims, ("cp", "dp"), domain))
+    return (dims.tp, dims.cp, dims.pp, lay.micro_batch, RECOMPUTE_MODES.index(lay.recompute),
+            shardings.index((lay.zero_stage, lay.shard_group)))
+
+
+def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
+                global_batch: int, *, tolerance: float, micro_batch: int | None = None,
+                screened: Sequence[Layout] = (), options: Options | None = None,
+                act_bytes: float | None = None) -> NearSearch:
+    """The layouts that decide formulas.ranking's recommendation: every layout that fits
+    within ``tolerance`` of the fastest that fits, in ``search``'s order (step time,
+    then memory, then the order of enumeration). ``preferred`` ranks them as it ranks
+    the whole list, and a test that only gets harder as the step time grows (a deadline)
+    picks from them what it would pick from the whole list: a layout past the tolerance
+    only comes first when none within it passes, and then none past it passes either.
+
+    Branch and bound: the sizes and micro-batches are costed in order of a floor under
+    their step times (``_Floors``), and each recomputation mode is skipped when its
+    own floor (``_Base.step_floor``) is past the tolerance of the fastest fitting layout
+    found so far; once a floor is past it, every later one is too. A choice's memory
+    comes first: one that does not fit is not costed further.
+
+    ``screened`` is what this search with ``micro_batch=1`` returned (cluster_sizing
+    screens GPU counts that way first). Micro-batch 1 is then not costed again: the
+    fastest layout overall is no slower than the fastest of micro-batch 1, so every
+    micro-batch-1 layout within the tolerance of it is among those. The fastest of them
+    that fits also bounds the search from its start."""
+    if not 0.0 <= tolerance <= 1.0:
+        raise ValueError(f"tolerance must be in [0, 1], got {tolerance}")
+    if screened and (micro_batch is not None
+                     or any(lay.micro_batch != 1 or not lay.fits for lay in screened)):
+        raise ValueError("screened layouts are micro-batch 1 layouts that fit, for a search "
+                         "of every micro-batch")
+    opts = _options(options, act_bytes)
+    fixed: dict[str, int | None] = dict.fromkeys(("tp", "pp", "dp", "cp"))
+    fixed["micro_batch"] = micro_batch
+    memo = _Memo(arch, opts)
+    candidates = _searchable(arch, cluster.num_gpus, global_batch, memo, fixed)
+    cache = lc.CollectiveCache(_links(cluster))
+    flops = lc.layer_flops(arch, opts.attention)
+    domain = cluster.gpus_per_node
+    considered = 0
+    bounds = _Floors(arch, cluster, opts, cache, flops)
+    floors: list[tuple[float, int]] = []
+    for i, (dims, b) in enumerate(candidates):
+        considered += len(RECOMPUTE_MODES) * len(_shardings(
+            *group_per_domain(dims, ("cp", "dp"), domain)))
+        if screened and b == 1:
+            continue
+        floors.append((bounds.floor(dims, b, global_batch // (dims.dp * b)), i))
+    floors.sort()
+    found = list(screened)
+    # The fastest fitting layout so far, and the step time past which nothing counts.
+    fastest = min((lay.step_s for lay in found), default=math.inf)
+    limit = fastest * (1.0 + tolerance) * (1.0 + FLOOR_SLACK)
+    costed = 0
+    for floor, i in floors:
+        if floor > limit:
+            break
+        dims, b = candidates[i]
+        base = _Base(arch, cluster, per_param, options=opts, cache=cache, flops=flops,
+                     memo=memo, dims=dims, micro_batch=b,
+                     micro_batches=global_batch // (dims.dp * b))
+        shardings = _shardings(base.group, base.group_pd)
+        for recompute in RECOMPUTE_MODES:
+            if base.step_floor(recompute) > limit:
+                continue
+            for zero, shard in shardings:
+                costed += 1
+                memory = base.memory(recompute, zero, shard)
+                if memory.total > cluster.memory_bytes:
+                    continue
+                dp = base.dp(recompute, zero, shard)
+                if base.step_s(recompute, dp) > limit:
+                    continue
+                lay = base.layout(recompute, zero, shard, dp=dp, memory=memory)
+                found.append(lay)
+                if lay.step_s < fastest:
+                    fastest = lay.step_s
+                    limit = fastest * (1.0 + tolerance) * (1.0 + FLOOR_SLACK)
+    # The same bound as formulas.ranking.preferred's, computed the same way.
+    near = fastest * (1.0 + tolerance)
+    found = [lay for lay in found if lay.step_s <= near]
+    found.sort(key=lambda lay: (lay.step_s, lay.memory.total, *_enumeration_order(lay, domain)))
+    return NearSearch(found, considered, costed)

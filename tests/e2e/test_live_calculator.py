@@ -249,3 +249,26 @@ def test_every_calculator_live_equals_prerendered(
         )
         assert after == before, calc_id
     watch.assert_clean()
+
+
+def test_the_idle_warm_up_runs_once_and_gives_way_to_the_reader(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    # worker.js warms the interpreter up after half a second without calls; a reader's
+    # edits during it are answered (and correctly), and it ends by itself.
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    assert page.evaluate("window.__bmWarmUp") is None  # not while the reader is busy
+    page.wait_for_timeout(700)  # past the quiet period: the warm-up is under way
+    for size in ("100B", "1T", "13B"):
+        page.fill(f"{WIDGET} [name=params]", size)
+        expected = calculators.compute("training_compute", params=size, tokens="300B")
+        page.wait_for_function(
+            "([sel, want]) => Number(document.querySelector(sel).dataset.value) === want",
+            arg=[f'{WIDGET} [data-output="total_flops"]', expected.value("total_flops")],
+            timeout=LIVE_TIMEOUT_MS)
+    done = page.wait_for_function("window.__bmWarmUp", timeout=30_000).json_value()
+    assert 3 <= done["rounds"] <= 12
+    assert done["ms"] > 0
+    watch.assert_clean()

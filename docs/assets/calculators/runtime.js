@@ -64,6 +64,9 @@ function onMessage(event) {
     window.__bmBoot = message.timings || {};
     settleWaiters(null);
     emit("ready");
+  } else if (message.type === "warmed") {
+    // The worker's idle warm-up is done (worker.js): kept for make bench and the tests.
+    window.__bmWarmUp = { rounds: message.rounds, ms: message.ms };
   } else if (message.type === "failed") {
     fail(String(message.message || "the runtime could not start"));
   } else if (message.type === "answer") {
