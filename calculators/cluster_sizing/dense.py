@@ -83,7 +83,7 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states per parameter spread over every GPU "
                f"must fit in {fmt(machine.capacity, 'B')} (ZeRO-3's best case)")
-    tried = f"{scan.tried} {'count' if scan.tried == 1 else 'counts'} tried"
+    tried = scan.tried_text
     why = (f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
            "whose parallel_plan winner fits and, by the planner's own step time, meets "
            f"the deadline ({tried})" if scan.fast_enough else
@@ -102,7 +102,7 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
         report.values["inter_node_bandwidth_available"] = machine.nic_per_gpu
         report.warnings.append(
             f"No layout fits at any count of whole nodes from {scan.start_gpus:,} GPUs "
-            f"({scan.tried} counts tried): the global batch of "
+            f"({scan.tried_text}): the global batch of "
             f"{inputs.whole('global_batch'):,} sequences or the memory per GPU rules them "
             "out. Try a larger batch, recomputation-friendly shapes or a larger GPU.")
     else:

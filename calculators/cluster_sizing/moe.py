@@ -132,9 +132,9 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
                "whose moe_plan winner fits"
                + (" and meets the deadline by the planner's step time" if scan.fast_enough
                   else "; none met the deadline by the planner's step time")
-               + f" ({scan.tried} counts tried)")
+               + f" ({scan.tried_text})")
     if plan is None or lay is None:
-        _no_layout(report, machine, scan.start_gpus, scan.tried)
+        _no_layout(report, machine, scan.start_gpus, scan.tried_text)
     else:
         _layout(report, machine, plan, lay, model=model, step=run.step_s, steps=steps,
                 batch_tokens=batch_tokens)
@@ -149,15 +149,15 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
     money(report, inputs, machine, run.hours / goodput)
 
 
-def _no_layout(report: Report, machine: Machine, start: int, tried: int) -> None:
+def _no_layout(report: Report, machine: Machine, start: int, tried: str) -> None:
     empty_layout(report)
     report.values.update(dict.fromkeys((
         "ep", "intra_node_bytes_per_step", "inter_node_bytes_per_step",
         "intra_node_bandwidth_needed", "inter_node_bandwidth_needed")))
     report.values["inter_node_bandwidth_available"] = machine.nic_per_gpu
     report.warnings.append(
-        f"No layout fits at any count of whole nodes from {start:,} GPUs ({tried} counts "
-        "tried): the global batch or the memory per GPU rules them out.")
+        f"No layout fits at any count of whole nodes from {start:,} GPUs ({tried}): the "
+        "global batch or the memory per GPU rules them out.")
 
 
 def _training_time(report: Report, machine: Machine, run: RunTime) -> None:

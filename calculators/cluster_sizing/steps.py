@@ -129,6 +129,11 @@ class Scan:
     #: The winner at ``num_gpus`` passed the ``fast_enough`` test.
     fast_enough: bool
 
+    @property
+    def tried_text(self) -> str:
+        """How many GPU counts the scan tried, in words."""
+        return f"{self.tried} {'count' if self.tried == 1 else 'counts'} tried"
+
 
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
                      start: int) -> list[int]:

@@ -190,7 +190,7 @@ class _Base:
 
     def step_s(self, recompute: str, dp: lc.DpCost) -> float:
         """One choice's step time, as its Layout has it."""
-        return self.m * self._dense_slot(recompute)[2] * (1.0 + self.bubble) + dp.exposed_s
+        return self.step_floor(recompute) + dp.exposed_s
 
     def memory(self, recompute: str, zero_stage: int, shard: int) -> mem.Breakdown:
         """The peak memory of one choice on its fullest pipeline rank."""
@@ -362,14 +362,17 @@ class NearSearch(NamedTuple):
     layouts: list[Layout]
     #: How many layouts the search's rules allow: those ``search`` would cost.
     considered: int
-    #: How many were costed in full; the others were ruled out by a floor.
+    #: How many had their memory (and, when they fit, their traffic) computed; a floor
+    #: ruled out the rest.
     costed: int
 
 
 class _Floors:
     """A floor under the step time of every layout of one (sizes, micro-batch), from
     what is cheap to know before costing them: the pipeline ranks' mean compute (the
-    slowest rank does at least the mean), the fewest TP allreduces a layer makes, the
+    slowest rank does at least the mean; the step model takes it among ranks 0, 1 and
+    the last, and every other rank holds rank 1's layers), the fewest TP allreduces a
+    layer makes, the
     exposed context-parallel time, the pipeline sends, and the schedule's bubble. It
     leaves out recomputation, the slowest rank's excess over the mean and data-parallel
     time, which only add. Its parts are computed once per search: what depends on TP,

@@ -153,3 +153,21 @@ def test_a_recompute_announces_the_headline_outputs_politely(
         shown = page.text_content(f'{widget} [data-headline="{name}"] [data-headline-value]')
         assert shown and shown in said, name
     context.close()
+
+
+def test_an_underlined_code_link_keeps_its_underscores_visible(
+        browser: Browser, site_url: str) -> None:
+    # Seen on screen: at the links' usual offset (0.15 em) the underline ran through the
+    # underscores of training_compute in the reference index, which then read as spaces.
+    page = browser.new_page()
+    page.goto(f"{site_url}/reference/calculators/")
+    offsets = page.eval_on_selector_all(
+        "td a:has(> code)", """links => links.map((a) => {
+          const code = a.querySelector('code');
+          return [code.textContent, parseFloat(getComputedStyle(a).textUnderlineOffset),
+                  parseFloat(getComputedStyle(code).fontSize)];
+        })""")
+    assert len(offsets) == len(calculators.REGISTRY)
+    for name, offset, size in offsets:
+        assert offset >= 0.3 * size, (name, offset, size)
+    page.close()

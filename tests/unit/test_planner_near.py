@@ -14,6 +14,7 @@ from hypothesis import strategies as st
 
 import calculators
 from calculators.catalogues.moe_models import MIXTRAL_8X7B, QWEN3_235B_A22B
+from calculators.cluster_sizing.steps import Scan
 from calculators.formulas import layout_cost as lc
 from calculators.formulas import moe_planner, planner
 from calculators.formulas.architecture import Architecture
@@ -160,3 +161,12 @@ def test_moe_search_with_a_tolerance_keeps_what_the_ranking_looks_at(
     assert ranked_near == ranked_full[:len(ranked_near)]
     for limit in {lay.step_s for lay in full.layouts} | {0.0}:
         assert first_passing(ranked_near, limit) == first_passing(ranked_full, limit)
+
+
+def test_the_count_of_gpu_counts_tried_is_in_words() -> None:
+    # Seen on screen: the MoE sizing said "(1 counts tried)".
+    assert Scan(8, 8, 1, 10, None, fast_enough=False).tried_text == "1 count tried"
+    assert Scan(8, 16, 2, 10, None, fast_enough=False).tried_text == "2 counts tried"
+    result = calculators.compute("cluster_sizing", goodput=1)
+    rows = {row[0]: row for row in result.to_dict()["table"]["rows"]}  # type: ignore[index]
+    assert rows["GPUs"][2].endswith("(1 count tried)")
