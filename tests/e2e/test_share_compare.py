@@ -12,6 +12,7 @@ import pytest
 import calculators
 from calculators.catalogues import presets
 from calculators.core import share
+from tests.e2e.conftest import stall_worker_on
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -56,6 +57,26 @@ def test_link_round_trip(site_url: str, watched_page: tuple[Page, Watch]) -> Non
     expected = calculators.compute("training_compute", params="70B", tokens="2T")
     assert _raw(fresh, "gpu_hours") == expected.value("gpu_hours")
     fresh.context.close()
+    watch.assert_clean()
+
+
+def test_a_linked_widget_is_never_live_with_the_example_while_its_link_is_read(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    # Seen in CI: the runtime's start marked a linked widget ready, with the example's
+    # numbers, in the moment before the link's values were decoded and written. Reading
+    # the link (its decode call) is held back here so that the moment lasts.
+    page, watch = watched_page
+    stall_worker_on(page, "params:70B,tokens:2T",
+                    "const until = Date.now() + 1500; while (Date.now() < until) {}")
+    page.goto(f"{site_url}/compute/?training_compute=params:70B,tokens:2T#gpt3-worked-example")
+    page.wait_for_function("() => window.__bmBoot !== undefined", timeout=LIVE_MS)
+    page.wait_for_timeout(500)  # the runtime is ready; the decode call is still running
+    assert page.get_attribute(W, "data-state") == "loading"
+    assert "Restoring the inputs from the link" in (
+        page.text_content(f"{W} [data-status]") or "")
+    _ready(page)
+    expected = calculators.compute("training_compute", params="70B", tokens="2T")
+    assert _raw(page, "gpu_hours") == expected.value("gpu_hours")
     watch.assert_clean()
 
 

@@ -4,7 +4,9 @@
 // value is validated by the calculators themselves before it reaches a field.
 
 import { ask } from "./runtime.js";
-import { exampleInputs, readInputs, showNotices, writeInputs } from "./dom.js";
+import {
+  exampleInputs, readInputs, setState, setStatus, showNotices, writeInputs,
+} from "./dom.js";
 import { addFoldedInputs } from "./form.js";
 
 const MAX_QUERY = 16000;
@@ -71,6 +73,13 @@ export async function restoreFromLink(widgets, onRestored) {
     }
   }
   if (notices.length && widgets.length) showNotices(widgets[0], notices);
+  // A widget whose values come from the link is not live until they are in: otherwise
+  // the runtime's start marks it ready, for a moment, with the example's numbers.
+  for (const job of jobs) {
+    if (job.baseline) continue;
+    setState(job.widget, "loading");
+    setStatus(job.widget, "Restoring the inputs from the link…");
+  }
   for (const job of jobs) {
     const answer = await ask("decode", { calc: job.widget.dataset.calc, state: job.state.slice(0, MAX_QUERY) });
     const found = answer.ok ? answer : { inputs: {}, notices: [answer.error.message] };

@@ -99,13 +99,13 @@ function warmUpStep() {
     return;
   }
   const calc = WARM_UP_CALCULATORS[warmUp.next];
-  const started = performance.now();
+  const began = performance.now();
   try {
     bridgeCall("compute", JSON.stringify({ calc, inputs: {} }));
   } catch {
     return; // the bridge answers errors as data; anything else ends the warm-up, quietly
   }
-  const took = performance.now() - started;
+  const took = performance.now() - began;
   warmUp.roundMs += took;
   warmUp.totalMs += took;
   warmUp.next = (warmUp.next + 1) % WARM_UP_CALCULATORS.length;
