@@ -14,7 +14,6 @@ more name in the order.
 from __future__ import annotations
 
 import math
-import operator
 from dataclasses import dataclass
 
 #: Megatron-Core's default rank order (parallel_state.initialize_model_parallel).
@@ -70,18 +69,9 @@ def members_per_domain(stride: int, size: int, domain: int) -> int:
     return math.gcd(size, domain // stride)
 
 
-#: The sizes of a Dims in RANK_ORDER, as one tuple (the planners ask this thousands of
-#: times per search).
-_SIZES_IN_ORDER = operator.attrgetter(*RANK_ORDER)
-
-
 def group_per_domain(dims: Dims, names: tuple[str, ...], domain: int) -> tuple[int, int]:
     """(size, members per domain) of the group spanning the dimensions ``names``, which
     must be adjacent in ``RANK_ORDER`` (e.g. ("cp", "dp"): the gradient-reduction group
     of Megatron-Core, data parallel with context parallel)."""
-    first = RANK_ORDER.index(names[0])
-    if RANK_ORDER[first:first + len(names)] != names:
-        raise ValueError(f"{names} are not adjacent in the rank order {RANK_ORDER}")
-    sizes = _SIZES_IN_ORDER(dims)
-    size = math.prod(sizes[first:first + len(names)])
-    return size, members_per_domain(math.prod(sizes[:first]), size, domain)
+    size = math.prod(dims.size(n) for n in names)
+    return size, members_per_domain(dims.stride(names[0]), size, domain)

@@ -14,9 +14,9 @@ from hypothesis import strategies as st
 
 import calculators
 from calculators.catalogues.moe_models import MIXTRAL_8X7B, QWEN3_235B_A22B
-from calculators.cluster_sizing.steps import Scan
+from calculators.cluster_sizing.steps import Plan, Scan
 from calculators.formulas import layout_cost as lc
-from calculators.formulas import moe_planner, planner
+from calculators.formulas import moe_layers, moe_planner, planner
 from calculators.formulas.architecture import Architecture
 from calculators.formulas.layout import Cluster, Layout, Options
 from calculators.formulas.memory import state_bytes
@@ -40,9 +40,18 @@ def cluster(n: int, *, memory: float, inter: float) -> Cluster:
                    memory_bytes=memory)
 
 
-def first_passing(ranked: list[Layout], limit: float) -> Layout | None:
+def deadlines(layouts: list[Layout]) -> list[float]:
+    """Step-time limits to choose under: none passes, each of the 12 fastest fitting
+    layouts' step times (where the choice changes), a slow one, and no limit."""
+    steps = sorted({lay.step_s for lay in layouts if lay.fits})
+    return [0.0, *steps[:12], *steps[-1:], math.inf]
+
+
+def chosen(arch: Architecture, machine: Cluster, layouts: list[Layout], tolerance: float,
+           limit: float) -> Layout | None:
     """cluster_sizing's choice (steps.Plan.choose) under a deadline on the step time."""
-    return next((lay for lay in ranked if lay.step_s <= limit), ranked[0] if ranked else None)
+    plan = Plan(machine.num_gpus, arch, machine, layouts, len(layouts), tolerance)
+    return plan.choose(lambda lay: lay.step_s <= limit)
 
 
 @settings(max_examples=40, deadline=None)
@@ -69,8 +78,9 @@ def test_near_search_keeps_what_the_ranking_and_a_deadline_look_at(
                             if lay.fits and lay.step_s <= fastest * (1 + tolerance)]
     ranked_full, ranked_near = preferred(full, tolerance), preferred(near.layouts, tolerance)
     assert ranked_near == ranked_full[:len(ranked_near)]
-    for limit in {lay.step_s for lay in full} | {0.0, math.inf}:
-        assert first_passing(ranked_near, limit) == first_passing(ranked_full, limit)
+    for limit in deadlines(full):
+        assert (chosen(arch, machine, near.layouts, tolerance, limit)
+                == chosen(arch, machine, full, tolerance, limit))
     if micro_batch is None:
         screen = planner.search_near(arch, machine, ADAM, batch, tolerance=tolerance,
                                      micro_batch=1, options=options)
@@ -159,8 +169,10 @@ def test_moe_search_with_a_tolerance_keeps_what_the_ranking_looks_at(
     ranked_full = preferred(full.layouts, tolerance)
     ranked_near = preferred(near.layouts, tolerance)
     assert ranked_near == ranked_full[:len(ranked_near)]
-    for limit in {lay.step_s for lay in full.layouts} | {0.0}:
-        assert first_passing(ranked_near, limit) == first_passing(ranked_full, limit)
+    arch = moe_layers.stand_in(model, 4096)
+    for limit in deadlines(full.layouts):
+        assert (chosen(arch, machine, near.layouts, tolerance, limit)
+                == chosen(arch, machine, full.layouts, tolerance, limit))
 
 
 def test_the_count_of_gpu_counts_tried_is_in_words() -> None:
