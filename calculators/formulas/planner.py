@@ -99,6 +99,33 @@ class _Memo:
         return hit
 
 
+class _Width(NamedTuple):
+    """What one (TP, CP, micro-batch) costs per layer and micro-batch, whatever the
+    pipeline, data parallelism and choices: the search's floors and its bases share it."""
+
+    per_gpu: float  # seconds of compute per FLOP-per-token of one micro-batch
+    act: float  # bytes of one layer's activation (the TP allreduce's size)
+    tp_per_domain: int
+    cp_per_domain: int
+    tp_op: tuple[float, float, float]  # one TP allreduce: (s, bytes sent, share across nodes)
+    cp_layer: tuple[float, float, float]  # one layer's CP: (s, s exposed, bytes sent)
+
+
+def _width(arch: Architecture, cluster: Cluster, options: Options, cache: lc.CollectiveCache,
+           flops: lc.LayerFlops, *, dims: Dims, micro_batch: int) -> _Width:
+    tp, cp, domain = dims.tp, dims.cp, cluster.gpus_per_node
+    tp_pd = group_per_domain(dims, ("tp",), domain)[1]
+    cp_pd = group_per_domain(dims, ("cp",), domain)[1]
+    rate = cluster.peak_flops * cluster.compute_efficiency
+    per_gpu = micro_batch * arch.seq_len / cp / tp / rate
+    act = micro_batch * arch.seq_len / cp * arch.hidden * options.act_bytes
+    cp_layer = lc.cp_layer_time(
+        arch, cache, method=options.cp_method, tp=tp, cp=cp, per_domain=cp_pd,
+        micro_batch=micro_batch, act_bytes=options.act_bytes,
+        attention_s=flops.attention_forward * per_gpu, overlap=cluster.overlap)
+    return _Width(per_gpu, act, tp_pd, cp_pd, cache.run("allreduce", act, tp, tp_pd), cp_layer)
+
+
 class _Base:
     """Everything about one (dims, micro-batch) that the recomputation and sharding
     choices share, computed once; ``layout`` finishes one choice cheaply."""
@@ -117,22 +144,15 @@ class _Base:
             raise SplitError(f"{arch.layers} layers do not split into {pp} stages of "
                              f"{self.chunks} chunks")
         domain = cluster.gpus_per_node
-        tp_pd = group_per_domain(dims, ("tp",), domain)[1]
-        cp_pd = group_per_domain(dims, ("cp",), domain)[1]
+        width = _width(arch, cluster, options, cache, flops, dims=dims, micro_batch=micro_batch)
+        per_gpu, act = width.per_gpu, width.act
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
         pp_pd = group_per_domain(dims, ("pp",), domain)[1]
-        self.tp_inter, self.cp_inter = tp_pd < tp, cp_pd < cp
+        self.tp_inter, self.cp_inter = width.tp_per_domain < tp, width.cp_per_domain < cp
         self.dp_inter, self.pp_inter = group_pd < self.group, pp_pd < pp
-        rate = cluster.peak_flops * cluster.compute_efficiency
-        per_gpu = micro_batch * arch.seq_len / cp / tp / rate  # seconds per FLOP-per-token
         self.rec_layer = {k: v * per_gpu for k, v in flops.recompute.items()}
-        act = micro_batch * arch.seq_len / cp * arch.hidden * options.act_bytes
-        self.tp_op = cache.run("allreduce", act, tp, tp_pd)
-        self.cp_layer = lc.cp_layer_time(
-            arch, cache, method=options.cp_method, tp=tp, cp=cp, per_domain=cp_pd,
-            micro_batch=micro_batch, act_bytes=options.act_bytes,
-            attention_s=flops.attention_forward * per_gpu, overlap=cluster.overlap)
+        self.tp_op, self.cp_layer = width.tp_op, width.cp_layer
         msg = act / tp
         sends = 2 * self.chunks if pp > 1 else 0
         self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
@@ -392,21 +412,12 @@ class _Floors:
         key = (dims.tp, dims.cp, micro_batch)
         hit = self._width.get(key)
         if hit is None:
-            arch, cl, opts, flops = self.arch, self.cluster, self.opts, self.flops
-            tp, cp, domain = dims.tp, dims.cp, cl.gpus_per_node
-            per_gpu = micro_batch * arch.seq_len / cp / tp / (cl.peak_flops
-                                                               * cl.compute_efficiency)
-            act = micro_batch * arch.seq_len / cp * arch.hidden * opts.act_bytes
-            tp_s = self.cache.run("allreduce", act, tp,
-                                  group_per_domain(dims, ("tp",), domain)[1])[0]
-            cp_exposed = lc.cp_layer_time(
-                arch, self.cache, method=opts.cp_method, tp=tp, cp=cp,
-                per_domain=group_per_domain(dims, ("cp",), domain)[1],
-                micro_batch=micro_batch, act_bytes=opts.act_bytes,
-                attention_s=flops.attention_forward * per_gpu, overlap=cl.overlap)[1]
+            arch, flops = self.arch, self.flops
+            w = _width(arch, self.cluster, self.opts, self.cache, flops, dims=dims,
+                       micro_batch=micro_batch)
             fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
-            hit = (per_gpu * (arch.layers * flops.layer + flops.output),
-                   fewest * tp_s + cp_exposed, act / tp)
+            hit = (w.per_gpu * (arch.layers * flops.layer + flops.output),
+                   fewest * w.tp_op[0] + w.cp_layer[1], w.act / dims.tp)
             self._width[key] = hit
         return hit
 
