@@ -34,7 +34,7 @@ from calculators.inputs.embeddings import (
 )
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Mapping
+    from collections.abc import Callable, Iterator, Mapping
 
     from calculators.core.spec import Inputs
     from calculators.formulas.architecture import Architecture
@@ -136,13 +136,13 @@ class Scan:
 
 
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
-                     start: int) -> list[int]:
-    """GPU counts from ``start`` up, in whole nodes, that admit at least one layout
-    under the planner's rules (formulas.planner.gpu_counts: tp divides the heads and KV
+                     start: int) -> Iterator[int]:
+    """GPU counts from ``start`` up, in whole nodes, that admit at least one layout under
+    the planner's rules (formulas.planner.gpu_counts: tp divides the heads and KV
     heads, cp splits the sequence, pp splits the layers, dp divides the global batch),
-    smallest first."""
-    counts = gpu_counts(arch, global_batch, limit=MAX_GPUS)
-    return sorted(n for n in counts if n >= start and n % gpus_per_node == 0)
+    smallest first, as the scan asks for them."""
+    return (n for n in gpu_counts(arch, global_batch, start=start, limit=MAX_GPUS)
+            if n % gpus_per_node == 0)
 
 
 def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_node: int,

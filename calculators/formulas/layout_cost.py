@@ -59,6 +59,7 @@ class CollectiveCache:
     def __init__(self, links: Links) -> None:
         self.links = links
         self._seen: dict[tuple[str, float, int, int], tuple[float, float, float]] = {}
+        self._dp: dict[tuple[int, tuple[int, int], int, float, float], DpRuns] = {}
 
     def run(self, kind: Collective, size: float, ranks: int,
             per_domain: int) -> tuple[float, float, float]:
@@ -77,6 +78,17 @@ class CollectiveCache:
             share = 0.0 if per_domain >= ranks else (sent - local) / sent if sent else 0.0
             hit = (cost.time_s, sent, share)
             self._seen[key] = hit
+        return hit
+
+    def dp(self, zero_stage: int, shard: tuple[int, int], replicas: int, grads: float,
+           weights: float) -> DpRuns:
+        """``dp_runs``, memoised: a search meets the same sharding of the same states for
+        every micro-batch size, CP split and recomputation mode."""
+        key = (zero_stage, shard, replicas, grads, weights)
+        hit = self._dp.get(key)
+        if hit is None:
+            hit = self._dp[key] = dp_runs(self, zero_stage, shard, replicas, grads=grads,
+                                          weights=weights)
         return hit
 
     def p2p(self, size: float, crosses: bool) -> float:
@@ -155,6 +167,29 @@ class DpCost(NamedTuple):
     inter_bytes: float
 
 
+class DpRuns(NamedTuple):
+    """The collectives one sharding runs, each (seconds, bytes each GPU sends, share of
+    them across the scale-up domain): the gradients' reduce-scatter, the weights'
+    allgather, the gradients' allreduce (stage 0) and, for hybrid sharding, the
+    allreduce of the gradient shard across the replicas."""
+
+    reduce_scatter: tuple[float, float, float]
+    allgather: tuple[float, float, float]
+    allreduce: tuple[float, float, float]
+    replicas: tuple[float, float, float]
+
+
+def dp_runs(cache: CollectiveCache, zero_stage: int, shard: tuple[int, int], replicas: int,
+            *, grads: float, weights: float) -> DpRuns:
+    """What ``dp_cost`` looks up: the same for every micro-batch count and window."""
+    none = (0.0, 0.0, 0.0)
+    return DpRuns(cache.run("reduce_scatter", grads, *shard),
+                  cache.run("allgather", weights, *shard),
+                  cache.run("allreduce", grads, *shard) if zero_stage == 0 else none,
+                  cache.run("allreduce", grads / shard[0], replicas, 1) if replicas > 1
+                  else none)
+
+
 def dp_cost(cache: CollectiveCache, zero_stage: int, shard: tuple[int, int],
             replicas: int, *, grads: float, weights: float, micro_batches: int,
             forward_s: float, backward_s: float, overlap: float) -> DpCost:
@@ -169,11 +204,19 @@ def dp_cost(cache: CollectiveCache, zero_stage: int, shard: tuple[int, int],
     reshards). Hidden: at most ``overlap`` of what fits under one micro-batch's backward
     (bucketed reduction, Li et al. 2020, Sec. 3.2.3) or forward (prefetched gathers).
     """
+    runs = cache.dp(zero_stage, shard, replicas, grads, weights)
+    return dp_from_runs(runs, zero_stage, replicas > 1, micro_batches=micro_batches,
+                        forward_s=forward_s, backward_s=backward_s, overlap=overlap)
+
+
+def dp_from_runs(runs: DpRuns, zero_stage: int, hybrid: bool, *, micro_batches: int,
+                 forward_s: float, backward_s: float, overlap: float) -> DpCost:
+    """``dp_cost`` from its collectives (``dp_runs``)."""
     m = micro_batches
-    rs_s, rs_b, rs_x = cache.run("reduce_scatter", grads, *shard)
-    ag_s, ag_b, ag_x = cache.run("allgather", weights, *shard)
+    rs_s, rs_b, rs_x = runs.reduce_scatter
+    ag_s, ag_b, ag_x = runs.allgather
     if zero_stage == 0:
-        time, sent, inter = cache.run("allreduce", grads, *shard)
+        time, sent, inter = runs.allreduce
         inter *= sent
         hideable = min(time, backward_s)
     elif zero_stage == 1:
@@ -187,8 +230,8 @@ def dp_cost(cache: CollectiveCache, zero_stage: int, shard: tuple[int, int],
         time, sent = m * (2.0 * ag_s + rs_s), m * (2.0 * ag_b + rs_b)
         inter = m * (2.0 * ag_b * ag_x + rs_b * rs_x)
         hideable = m * (min(ag_s, forward_s) + min(ag_s + rs_s, backward_s))
-    if replicas > 1:
-        ar_s, ar_b, _ = cache.run("allreduce", grads / shard[0], replicas, 1)
+    if hybrid:
+        ar_s, ar_b, _ = runs.replicas
         time, sent, inter = time + ar_s, sent + ar_b, inter + ar_b
         hideable += min(ar_s, backward_s)
     return DpCost(time, time - overlap * hideable, sent, inter)

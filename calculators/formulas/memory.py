@@ -244,17 +244,25 @@ def rank_states(loads: tuple[RankLoad, ...], per_param: StateBytes, zero_stage: 
     return tuple(model_state_bytes(load.params, per_param, zero_stage, shard) for load in loads)
 
 
-def peak_breakdown(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
-                   *, per_layer: float, working: float, scale: float = 1.0) -> Breakdown:
-    """The breakdown of the rank that needs the most, from its load and model states
-    (``rank_states``); ``per_layer`` is one layer's activation bytes for one micro-batch
-    (already scaled)."""
+def peak_rank(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
+              *, per_layer: float, working: float, scale: float = 1.0) -> tuple[int, float]:
+    """(index in ``loads``, total bytes) of the rank that needs the most, from its load
+    and model states (``rank_states``); ``per_layer`` is one layer's activation bytes
+    for one micro-batch (already scaled). The total adds the parts in
+    ``Breakdown.total``'s order, so the two agree to the bit."""
     best_total, best = -1.0, 0
     for i, load in enumerate(loads):
         w, g, o = states[i]
         total = w + g + o + per_layer * load.layer_units + load.outer * scale + working
         if total > best_total:
             best_total, best = total, i
+    return best, best_total
+
+
+def peak_breakdown(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
+                   *, per_layer: float, working: float, scale: float = 1.0) -> Breakdown:
+    """The breakdown of the rank that needs the most (``peak_rank``)."""
+    best = peak_rank(loads, states, per_layer=per_layer, working=working, scale=scale)[0]
     load, (weights, gradients, optimizer) = loads[best], states[best]
     return Breakdown(weights, gradients, optimizer, per_layer * load.layer_units,
                      load.outer * scale, working, load.rank)

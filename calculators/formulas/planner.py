@@ -12,18 +12,23 @@ and the attention kernel are choices the reader makes.
 
 from __future__ import annotations
 
+import heapq
 import math
+from bisect import bisect_left
+from dataclasses import replace
+from functools import cached_property, lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from calculators.core.spec import ValidationError
 from calculators.formulas import layout_cost as lc
 from calculators.formulas import memory as mem
 from calculators.formulas.layout import DEFAULT_OVERLAP, Cluster, Layout, Options
-from calculators.formulas.placement import Dims, group_per_domain
+from calculators.formulas.model_states import model_state_bytes
+from calculators.formulas.placement import Dims, group_per_domain, members_per_domain
 from calculators.formulas.stages import SplitError, split_layers
 
 if TYPE_CHECKING:
-    from collections.abc import Sequence
+    from collections.abc import Iterator, Sequence
 
     from calculators.formulas.architecture import Architecture
     from calculators.formulas.memory import StateBytes
@@ -71,12 +76,35 @@ def _shardings(group: int, per_domain: int) -> list[tuple[int, int]]:
 
 class _Memo:
     """What a search computes once and looks up thereafter: pipeline splits by (stages,
-    chunks) and a layer's activation bytes by (tp, cp, micro-batch)."""
+    chunks), the ranks' parameters by (tp, stages, chunks), a layer's activation
+    bytes by (tp, cp, micro-batch) and ZeRO-3's gathered weights by (tp, shard)."""
 
     def __init__(self, arch: Architecture, options: Options) -> None:
         self.arch, self.options = arch, options
         self._splits: dict[tuple[int, int], StageSplit | None] = {}
         self._per_layer: dict[tuple[int, int, int], dict[str, float]] = {}
+        self._params: dict[tuple[int, int, int], tuple[float, ...]] = {}
+        self._gathered: dict[tuple[int, int, float], float] = {}
+
+    def rank_params(self, tp: int, pp: int, chunks: int) -> tuple[float, ...]:
+        """Parameters on one GPU of each pipeline rank of interest."""
+        key = (tp, pp, chunks)
+        hit = self._params.get(key)
+        if hit is None:
+            split = self.split(pp, chunks)
+            if split is None:
+                raise SplitError(f"{self.arch.layers} layers do not split into {pp} stages")
+            hit = self._params[key] = tuple(mem.params_on_rank(self.arch, split, rank, tp)
+                                            for rank in split.ranks_of_interest)
+        return hit
+
+    def gathered(self, tp: int, per_param: StateBytes, shard: int) -> float:
+        key = (tp, shard, per_param.weights)
+        hit = self._gathered.get(key)
+        if hit is None:
+            hit = self._gathered[key] = mem.gathered_weight_bytes(self.arch, tp, per_param,
+                                                                  shard)
+        return hit
 
     def split(self, pp: int, chunks: int) -> StageSplit | None:
         key = (pp, chunks)
@@ -128,12 +156,16 @@ def _width(arch: Architecture, cluster: Cluster, options: Options, cache: lc.Col
 
 class _Base:
     """Everything about one (dims, micro-batch) that the recomputation and sharding
-    choices share, computed once; ``layout`` finishes one choice cheaply."""
+    choices share; ``layout`` finishes one choice cheaply. What only the memory check
+    needs (the ranks' loads, activation and working bytes) is computed on first use:
+    a search skips most bases on their step time alone."""
 
     def __init__(self, arch: Architecture, cluster: Cluster, per_param: StateBytes, *,
                  options: Options, cache: lc.CollectiveCache, flops: lc.LayerFlops,
                  memo: _Memo,
-                 dims: Dims, micro_batch: int, micro_batches: int) -> None:
+                 dims: Dims, micro_batch: int, micro_batches: int,
+                 width: _Width | None = None) -> None:
+        self.arch, self.memo = arch, memo
         self.cluster, self.per_param, self.dims = cluster, per_param, dims
         self.b, self.m, self.options = micro_batch, micro_batches, options
         tp, cp, pp = dims.tp, dims.cp, dims.pp
@@ -143,8 +175,11 @@ class _Base:
         if split is None:
             raise SplitError(f"{arch.layers} layers do not split into {pp} stages of "
                              f"{self.chunks} chunks")
+        self.split = split
         domain = cluster.gpus_per_node
-        width = _width(arch, cluster, options, cache, flops, dims=dims, micro_batch=micro_batch)
+        if width is None:
+            width = _width(arch, cluster, options, cache, flops, dims=dims,
+                           micro_batch=micro_batch)
         per_gpu, act = width.per_gpu, width.act
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
@@ -158,28 +193,36 @@ class _Base:
         self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
         self.pp_mb_bytes = sends * msg
         self.bubble = lc.bubble_fraction(self.schedule, pp, micro_batches, self.chunks)
-        strategy = mem.Strategy(tp=tp, pp=pp, dp=dims.dp, micro_batch=micro_batch,
-                                sequence_parallel=tp > 1, cp=cp, attention=options.attention,
-                                dropout=options.dropout, schedule=self.schedule,
-                                virtual_stages=self.chunks, micro_batches=micro_batches,
-                                cp_method=options.cp_method)
-        self.loads = mem.rank_loads(arch, strategy, split=split)
-        self.ranks = [(split.rank_layers(ld.rank),
-                       per_gpu * (split.rank_layers(ld.rank) * flops.layer
-                                  + (flops.output if ld.rank == pp - 1 else 0.0)))
-                      for ld in self.loads]
+        self.ranks = [(split.rank_layers(rank),
+                       per_gpu * (split.rank_layers(rank) * flops.layer
+                                  + (flops.output if rank == pp - 1 else 0.0)))
+                      for rank in split.ranks_of_interest]
         self.slowest: dict[str, tuple[int, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
-        scale = options.act_bytes / 2.0
-        self.scale = scale
-        self.per_layer = memo.per_layer(tp, cp, micro_batch)
-        self.cp_working = mem.cp_working_bytes(arch, micro_batch, tp, cp,
-                                               method=options.cp_method, scale=scale)
-        self.gathered = {shard: mem.gathered_weight_bytes(arch, tp, per_param, shard)
-                         for _, shard in _shardings(self.group, self.group_pd)}
-        params = max(ld.params for ld in self.loads)
+        self.scale = options.act_bytes / 2.0
+        params = max(memo.rank_params(tp, pp, self.chunks))
         self.grads, self.weights = params * per_param.gradients, params * per_param.weights
         self.cache = cache
+
+    @cached_property
+    def loads(self) -> tuple[mem.RankLoad, ...]:
+        """What each pipeline rank of interest holds before the choices."""
+        dims, opts = self.dims, self.options
+        strategy = mem.Strategy(tp=dims.tp, pp=dims.pp, dp=dims.dp, micro_batch=self.b,
+                                sequence_parallel=dims.tp > 1, cp=dims.cp,
+                                attention=opts.attention, dropout=opts.dropout,
+                                schedule=self.schedule, virtual_stages=self.chunks,
+                                micro_batches=self.m, cp_method=opts.cp_method)
+        return mem.rank_loads(self.arch, strategy, split=self.split)
+
+    @cached_property
+    def per_layer(self) -> dict[str, float]:
+        return self.memo.per_layer(self.dims.tp, self.dims.cp, self.b)
+
+    @cached_property
+    def cp_working(self) -> float:
+        return mem.cp_working_bytes(self.arch, self.b, self.dims.tp, self.dims.cp,
+                                    method=self.options.cp_method, scale=self.scale)
 
     def _dense_slot(self, recompute: str) -> tuple[int, float, float]:
         """(layers, compute seconds, slot seconds) of the slowest pipeline rank for one
@@ -212,17 +255,29 @@ class _Base:
         """One choice's step time, as its Layout has it."""
         return self.step_floor(recompute) + dp.exposed_s
 
-    def memory(self, recompute: str, zero_stage: int, shard: int) -> mem.Breakdown:
-        """The peak memory of one choice on its fullest pipeline rank."""
+    def _memory_parts(self, recompute: str, zero_stage: int, shard: int) -> tuple[
+            tuple[tuple[float, float, float], ...], float, float]:
+        """(each rank's model states, one layer's activations, the working bytes)."""
         working = self.cp_working + (self.per_layer["none"] if recompute == "full" else 0.0)
         if zero_stage >= 3:
-            working += self.gathered[shard]
+            working += self.memo.gathered(self.dims.tp, self.per_param, shard)
         states = self.states.get((zero_stage, shard))
         if states is None:
             states = mem.rank_states(self.loads, self.per_param, zero_stage, shard)
             self.states[(zero_stage, shard)] = states
-        return mem.peak_breakdown(self.loads, states, per_layer=self.per_layer[recompute],
-                                  working=working, scale=self.scale)
+        return states, self.per_layer[recompute], working
+
+    def peak(self, recompute: str, zero_stage: int, shard: int) -> float:
+        """The peak memory of one choice (``memory(...).total``), without its breakdown."""
+        states, per_layer, working = self._memory_parts(recompute, zero_stage, shard)
+        return mem.peak_rank(self.loads, states, per_layer=per_layer, working=working,
+                             scale=self.scale)[1]
+
+    def memory(self, recompute: str, zero_stage: int, shard: int) -> mem.Breakdown:
+        """The peak memory of one choice on its fullest pipeline rank."""
+        states, per_layer, working = self._memory_parts(recompute, zero_stage, shard)
+        return mem.peak_breakdown(self.loads, states, per_layer=per_layer, working=working,
+                                  scale=self.scale)
 
     def layout(self, recompute: str, zero_stage: int, shard: int, *,
                dp: lc.DpCost | None = None, memory: mem.Breakdown | None = None) -> Layout:
@@ -275,14 +330,18 @@ def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     return base.layout(recompute, zero_stage, base.group_pd if hybrid else base.group)
 
 
-def _candidates(arch: Architecture, n: int, global_batch: int, memo: _Memo,
-                fixed: dict[str, int | None]) -> list[tuple[Dims, int]]:
-    """Every (dims, micro-batch) the rules allow: TP divides the heads and the KV heads
-    (Megatron splits whole heads, and each rank needs whole KV heads under GQA); the
-    sequence splits into 2 x CP chunks; the layers split into the pipeline's chunks
+#: One (TP, CP, PP, DP, micro-batch) the rules allow.
+Sizes = tuple[int, int, int, int, int]
+
+
+def _sizes(arch: Architecture, n: int, global_batch: int, memo: _Memo,
+           fixed: dict[str, int | None]) -> list[Sizes]:
+    """Every (TP, CP, PP, DP, micro-batch) the rules allow: TP divides the heads and the
+    KV heads (Megatron splits whole heads, and each rank needs whole KV heads under GQA);
+    the sequence splits into 2 x CP chunks; the layers split into the pipeline's chunks
     (formulas.stages); DP divides the global batch and the micro-batch a replica's
     share; the interleaved schedule needs m to be a multiple of PP."""
-    out: list[tuple[Dims, int]] = []
+    out: list[Sizes] = []
     opts = memo.options
     sizes = MICRO_BATCHES if fixed["micro_batch"] is None else (fixed["micro_batch"],)
     for t in divisors(n):
@@ -304,23 +363,47 @@ def _candidates(arch: Architecture, n: int, global_batch: int, memo: _Memo,
                     m = per_replica // b
                     if per_replica % b or (opts.chunks(p) > 1 and m % p):
                         continue
-                    out.append((Dims(tp=t, cp=c, dp=d, pp=p), b))
+                    out.append((t, c, p, d, b))
     return out
 
 
+def _candidates(arch: Architecture, n: int, global_batch: int, memo: _Memo,
+                fixed: dict[str, int | None]) -> list[tuple[Dims, int]]:
+    """``_sizes`` as (dims, micro-batch)."""
+    return [(Dims(tp=t, cp=c, dp=d, pp=p), b)
+            for t, c, p, d, b in _sizes(arch, n, global_batch, memo, fixed)]
+
+
 def gpu_counts(arch: Architecture, global_batch: int, options: Options | None = None,
-               *, limit: int = 1 << 62) -> set[int]:
-    """Every GPU count up to ``limit`` that admits at least one layout under the search's
-    rules (``_candidates``): t x c x p x d over the sizes each rule allows."""
+               *, start: int = 1, limit: int = 1 << 62) -> Iterator[int]:
+    """Every GPU count from ``start`` to ``limit`` that admits at least one layout under
+    the search's rules (``_sizes``), smallest first: t x c x p x d over the sizes each
+    rule allows. Lazily, as a merge of the multiples of each t x c x p by the divisors
+    d of the global batch: a caller that stops early does not pay for the rest."""
     opts = options or Options()
     memo = _Memo(arch, opts)
     tps = divisors(math.gcd(arch.heads, arch.kv_heads))
     cps = [c for c in divisors(arch.seq_len) if any(cp_allowed(arch, t, c, opts.cp_method)
                                                     for t in tps)]
     pps = [p for p in range(1, arch.layers + 1) if memo.split(p, opts.chunks(p)) is not None]
-    counts = {t * c for t in tps for c in cps}
-    counts = {tc * p for tc in counts for p in pps if tc * p <= limit}
-    return {tcp * d for tcp in counts for d in divisors(global_batch) if tcp * d <= limit}
+    tcps = {t * c * p for t in tps for c in cps for p in pps}
+    ds = divisors(global_batch)
+    line: list[tuple[int, int, int]] = []  # (count, t x c x p, index of its d)
+    for tcp in tcps:
+        j = bisect_left(ds, -(-start // tcp))  # the smallest d with tcp x d >= start
+        if j < len(ds) and tcp * ds[j] <= limit:
+            line.append((tcp * ds[j], tcp, j))
+    heapq.heapify(line)
+    last = 0
+    while line:
+        count, tcp, j = line[0]
+        if count != last:
+            yield count
+            last = count
+        if j + 1 < len(ds) and tcp * ds[j + 1] <= limit:
+            heapq.heapreplace(line, (tcp * ds[j + 1], tcp, j + 1))
+        else:
+            heapq.heappop(line)
 
 
 def _options(options: Options | None, act_bytes: float | None) -> Options:
@@ -331,16 +414,21 @@ def _options(options: Options | None, act_bytes: float | None) -> Options:
                    opts.dropout, act_bytes)
 
 
+def _too_many(n: int, sizes: Sequence[Sizes]) -> None:
+    """A ValidationError when ``sizes`` give too many layouts to search here."""
+    count = sum(len(RECOMPUTE_MODES) * (5 if d * c > 1 else 1) for _, c, _, d, _ in sizes)
+    if count > MAX_LAYOUTS:
+        raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
+                              f"({len(sizes)} sizes and micro-batches); fix tp, cp or "
+                              "pp, or pick a GPU count with fewer divisors")
+
+
 def _searchable(arch: Architecture, n: int, global_batch: int, memo: _Memo,
                 fixed: dict[str, int | None]) -> list[tuple[Dims, int]]:
     """The candidates, or a ValidationError when they are too many to search here."""
-    candidates = _candidates(arch, n, global_batch, memo, fixed)
-    count = sum(len(RECOMPUTE_MODES) * (5 if d.dp * d.cp > 1 else 1) for d, _ in candidates)
-    if count > MAX_LAYOUTS:
-        raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
-                              f"({len(candidates)} sizes and micro-batches); fix tp, cp or "
-                              "pp, or pick a GPU count with fewer divisors")
-    return candidates
+    sizes = _sizes(arch, n, global_batch, memo, fixed)
+    _too_many(n, sizes)
+    return [(Dims(tp=t, cp=c, dp=d, pp=p), b) for t, c, p, d, b in sizes]
 
 
 def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
@@ -388,56 +476,186 @@ class NearSearch(NamedTuple):
 
 
 class _Floors:
-    """A floor under the step time of every layout of one (sizes, micro-batch), from
-    what is cheap to know before costing them: the pipeline ranks' mean compute (the
-    slowest rank does at least the mean; the step model takes it among ranks 0, 1 and
-    the last, and every other rank holds rank 1's layers), the fewest TP allreduces a
-    layer makes, the
-    exposed context-parallel time, the pipeline sends, and the schedule's bubble. It
-    leaves out recomputation, the slowest rank's excess over the mean and data-parallel
-    time, which only add. Its parts are computed once per search: what depends on TP,
-    CP and the micro-batch, and the bubble by PP and micro-batches."""
+    """A floor under the step time of every layout of one (sizes, micro-batch): the
+    step time without recomputation (which only adds compute and TP allreduces) and
+    without data-parallel time (whose exposed part is never negative), as ``_Base``
+    computes it from the slowest pipeline rank. Its parts are computed once and shared
+    with the bases: what depends on TP, CP and the micro-batch, the pipeline's ranks by
+    PP, the bubble by PP and micro-batches, the sends by their size and placement."""
 
-    def __init__(self, arch: Architecture, cluster: Cluster, opts: Options,
-                 cache: lc.CollectiveCache, flops: lc.LayerFlops) -> None:
-        self.arch, self.cluster, self.opts, self.cache, self.flops = (
-            arch, cluster, opts, cache, flops)
-        self._width: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+    def __init__(self, arch: Architecture, cluster: Cluster, opts: Options, *,
+                 cache: lc.CollectiveCache, flops: lc.LayerFlops, memo: _Memo) -> None:
+        self.arch, self.cluster, self.opts, self.cache, self.flops, self.memo = (
+            arch, cluster, opts, cache, flops, memo)
+        self._widths: dict[tuple[int, int, int], _Width] = {}
+        self._per_layer: dict[tuple[int, int, int], tuple[float, float, float]] = {}
+        self._ranks: dict[int, tuple[int, int, int]] = {}
         self._bubble: dict[tuple[int, int], float] = {}
         self._sends: dict[tuple[float, bool], float] = {}
+        self._fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
+        self._dp_terms: dict[tuple[int, int, int, StateBytes], tuple[tuple[float, float], ...]] = {}
 
-    def _per_width(self, dims: Dims, micro_batch: int) -> tuple[float, float, float]:
-        """(compute of every layer and the output layer, TP and exposed CP time of one
-        layer, the activation one pipeline send carries), all per micro-batch."""
-        key = (dims.tp, dims.cp, micro_batch)
-        hit = self._width.get(key)
+    def width(self, tp: int, cp: int, micro_batch: int) -> _Width:
+        key = (tp, cp, micro_batch)
+        hit = self._widths.get(key)
         if hit is None:
-            arch, flops = self.arch, self.flops
-            w = _width(arch, self.cluster, self.opts, self.cache, flops, dims=dims,
-                       micro_batch=micro_batch)
-            fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
-            hit = (w.per_gpu * (arch.layers * flops.layer + flops.output),
-                   fewest * w.tp_op[0] + w.cp_layer[1], w.act / dims.tp)
-            self._width[key] = hit
+            hit = self._widths[key] = _width(self.arch, self.cluster, self.opts, self.cache,
+                                             self.flops, dims=Dims(tp=tp, cp=cp),
+                                             micro_batch=micro_batch)
         return hit
 
-    def floor(self, dims: Dims, micro_batch: int, micro_batches: int) -> float:
-        pp, opts = dims.pp, self.opts
-        compute, per_layer, message = self._per_width(dims, micro_batch)
+    def _layer(self, tp: int, cp: int, micro_batch: int) -> tuple[float, float, float]:
+        """Per micro-batch: one layer's compute with its fewest TP allreduces and its
+        exposed CP time; the output layer's compute; one pipeline send's bytes."""
+        key = (tp, cp, micro_batch)
+        hit = self._per_layer.get(key)
+        if hit is None:
+            w, flops = self.width(tp, cp, micro_batch), self.flops
+            hit = self._per_layer[key] = (
+                w.per_gpu * flops.layer + self._fewest * w.tp_op[0] + w.cp_layer[1],
+                w.per_gpu * flops.output, w.act / tp)
+        return hit
+
+    def _pipeline(self, pp: int) -> tuple[int, int, int]:
+        """(layers on the fullest rank before the last, on the last, sends per
+        micro-batch) for ``pp`` stages: the ranks the step model looks at."""
+        hit = self._ranks.get(pp)
+        if hit is None:
+            chunks = self.opts.chunks(pp)
+            split = self.memo.split(pp, chunks)
+            assert split is not None  # the candidates have checked it
+            ranks = split.ranks_of_interest
+            hit = self._ranks[pp] = (
+                max((split.rank_layers(r) for r in ranks if r != pp - 1), default=0),
+                split.rank_layers(pp - 1), 2 * chunks if pp > 1 else 0)
+        return hit
+
+    def _sharding_times(self, tp: int, pp: int, group: int,
+                        per_param: StateBytes) -> tuple[tuple[float, float], ...]:
+        """The data-parallel time of each sharding whose model states alone fit on every
+        pipeline rank, as (a, b): a + b m for m micro-batches per step (formulas.
+        layout_cost.dp_from_runs: every term is constant or proportional to m). A
+        sharding that does not fit this way fits with no recomputation mode."""
+        key = (tp, pp, group, per_param)
+        hit = self._dp_terms.get(key)
+        if hit is None:
+            chunks, capacity = self.opts.chunks(pp), self.cluster.memory_bytes
+            params = self.memo.rank_params(tp, pp, chunks)
+            most = max(params)
+            grads, weights = most * per_param.gradients, most * per_param.weights
+            # The CP x DP group's members are TP ranks apart (placement).
+            per_domain = members_per_domain(tp, group, self.cluster.gpus_per_node)
+            terms = []
+            for zero, shard in _shardings(group, per_domain):
+                if any(w + g + o > capacity for w, g, o in (
+                        model_state_bytes(p, per_param, zero, shard) for p in params)):
+                    continue
+                hybrid = shard < group
+                runs = self.cache.dp(zero, (shard, shard if hybrid else per_domain),
+                                     group // shard if hybrid else 1, grads, weights)
+                at = [lc.dp_from_runs(runs, zero, hybrid, micro_batches=m, forward_s=0.0,
+                                      backward_s=0.0, overlap=0.0).time_s for m in (0, 1)]
+                terms.append((at[0], at[1] - at[0]))
+            hit = self._dp_terms[key] = tuple(terms)
+        return hit
+
+    def _bubble_of(self, pp: int, micro_batches: int) -> float:
         bubble = self._bubble.get((pp, micro_batches))
         if bubble is None:
-            bubble = lc.bubble_fraction(opts.schedule if pp > 1 else "1f1b", pp, micro_batches,
-                                        opts.chunks(pp))
-            self._bubble[(pp, micro_batches)] = bubble
-        sends = 0.0
-        if pp > 1:
-            crosses = group_per_domain(dims, ("pp",), self.cluster.gpus_per_node)[1] < pp
+            bubble = self._bubble[(pp, micro_batches)] = lc.bubble_fraction(
+                self.opts.schedule if pp > 1 else "1f1b", pp, micro_batches,
+                self.opts.chunks(pp))
+        return bubble
+
+    def quick(self, sizes: Sequence[Sizes], global_batch: int, *,
+              skip_one: bool) -> tuple[list[tuple[float, int, bool]], int]:
+        """A first, cheaper floor for each of ``sizes`` (those of micro-batch 1 left out
+        with ``skip_one``), as (floor, index, False): ``floor``'s without any traffic,
+        the slowest rank's compute and the bubble. And how many layouts ``search`` would
+        cost for all of them: each recomputation mode with each sharding of the CP x DP
+        group."""
+        domain, arch, flops = self.cluster.gpus_per_node, self.arch, self.flops
+        rate = self.cluster.peak_flops * self.cluster.compute_efficiency
+        modes = len(RECOMPUTE_MODES)
+        out: list[tuple[float, int, bool]] = []
+        considered = 0
+        for i, (t, c, p, d, b) in enumerate(sizes):
+            # The CP x DP group's members are TP ranks apart (placement).
+            group = c * d
+            considered += modes * len(_shardings(group, members_per_domain(t, group, domain)))
+            if skip_one and b == 1:
+                continue
+            m = global_batch // (d * b)
+            per_gpu = b * arch.seq_len / c / t / rate  # as _width has it
+            layer = per_gpu * flops.layer
+            before_last, last, _ = self._pipeline(p)
+            slot = max(before_last * layer, last * layer + per_gpu * flops.output)
+            out.append((m * slot * (1.0 + self._bubble_of(p, m)), i, False))
+        return out, considered
+
+    def floor(self, sizes: Sizes, micro_batches: int, per_param: StateBytes) -> float:
+        """The floor under every layout of these sizes that fits: the step time without
+        recomputation (which only adds compute and TP allreduces), with the fewest TP
+        allreduces, the exposed CP time and the pipeline sends, plus the least exposed
+        data-parallel time of a sharding whose model states fit: at least the share
+        ``1 - overlap`` of its time, since what hides is never more than the traffic
+        (layout_cost.dp_cost). Infinite when no sharding's states fit."""
+        tp, cp, pp, dp, micro_batch = sizes
+        times = self._sharding_times(tp, pp, cp * dp, per_param)
+        if not times:
+            return math.inf
+        per_layer, output, message = self._layer(tp, cp, micro_batch)
+        before_last, last, sends = self._pipeline(pp)
+        slot = max(before_last * per_layer, last * per_layer + output)
+        if sends:
+            # The pipeline group's members are TP x CP x DP ranks apart (placement).
+            crosses = members_per_domain(tp * cp * dp, pp, self.cluster.gpus_per_node) < pp
             one = self._sends.get((message, crosses))
             if one is None:
                 one = self._sends[(message, crosses)] = self.cache.p2p(message, crosses)
-            sends = 2 * opts.chunks(pp) * one
-        slot = compute / pp + self.arch.layers / pp * per_layer + sends
-        return micro_batches * slot * (1.0 + bubble)
+            slot += sends * one
+        hidden = min(1.0, max(0.0, self.cluster.overlap))
+        exposed = (1.0 - hidden) * min(a + micro_batches * b for a, b in times)
+        return micro_batches * slot * (1.0 + self._bubble_of(pp, micro_batches)) + exposed
+
+
+class _Space:
+    """What the searches of one model, global batch, state bytes, options and machine
+    (all but its GPU count) share: the memo, the collective costs, the floors' parts
+    and the sizes the rules allow at each GPU count. cluster_sizing searches the same
+    count twice (micro-batch 1, then all) and a reader's next edit often again."""
+
+    def __init__(self, arch: Architecture, cluster: Cluster, opts: Options) -> None:
+        self.memo = _Memo(arch, opts)
+        self.cache = lc.CollectiveCache(_links(cluster))
+        self.flops = lc.layer_flops(arch, opts.attention)
+        self.floors = _Floors(arch, cluster, opts, cache=self.cache, flops=self.flops,
+                              memo=self.memo)
+        self._sizes: dict[tuple[int, int], list[Sizes]] = {}
+
+    def sizes(self, n: int, global_batch: int, micro_batch: int | None) -> list[Sizes]:
+        """``_sizes`` at ``n`` GPUs, every micro-batch or one; those of one micro-batch
+        the search allows are those of every micro-batch with it, in the same order."""
+        key = (n, global_batch)
+        every = self._sizes.get(key)
+        if every is None:
+            fixed: dict[str, int | None] = dict.fromkeys(("tp", "pp", "dp", "cp",
+                                                          "micro_batch"))
+            every = self._sizes[key] = _sizes(self.memo.arch, n, global_batch, self.memo,
+                                              fixed)
+        if micro_batch is None:
+            return every
+        if micro_batch in MICRO_BATCHES:
+            return [size for size in every if size[4] == micro_batch]
+        fixed = {"tp": None, "pp": None, "dp": None, "cp": None, "micro_batch": micro_batch}
+        return _sizes(self.memo.arch, n, global_batch, self.memo, fixed)
+
+
+@lru_cache(maxsize=4)
+def _space(arch: Architecture, machine: Cluster, opts: Options) -> _Space:
+    """The shared part of searches on ``machine`` (a cluster whose GPU count is left
+    out: nothing here depends on it). A few are kept: the page's last few models."""
+    return _Space(arch, machine, opts)
 
 
 def _enumeration_order(lay: Layout, domain: int) -> tuple[int, ...]:
@@ -461,10 +679,15 @@ def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     only comes first when none within it passes, and then none past it passes either.
 
     Branch and bound: the sizes and micro-batches are costed in order of a floor under
-    their step times (``_Floors``), and each recomputation mode is skipped when its
-    own floor (``_Base.step_floor``) is past the tolerance of the fastest fitting layout
-    found so far; once a floor is past it, every later one is too. A choice's memory
-    comes first: one that does not fit is not costed further.
+    the step times of their layouts that fit (``_Floors.floor``: compute, the fewest
+    TP allreduces, exposed CP time, pipeline sends, the bubble and the least exposed
+    data-parallel time of a sharding whose model states fit), and each recomputation
+    mode is skipped when its own floor (``_Base.step_floor``) is past the tolerance of
+    the fastest fitting layout found so far; once a floor is past it, every later one
+    is too. A choice's step time comes first and its memory only if that is within the
+    tolerance: most choices the bound reaches are too slow. What does not depend on the
+    GPU count (collective costs, per-layer costs, splits) is kept between searches
+    (``_Space``).
 
     ``screened`` is what this search with ``micro_batch=1`` returned (cluster_sizing
     screens GPU counts that way first). Micro-batch 1 is then not costed again: the
@@ -478,48 +701,47 @@ def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
         raise ValueError("screened layouts are micro-batch 1 layouts that fit, for a search "
                          "of every micro-batch")
     opts = _options(options, act_bytes)
-    fixed: dict[str, int | None] = dict.fromkeys(("tp", "pp", "dp", "cp"))
-    fixed["micro_batch"] = micro_batch
-    memo = _Memo(arch, opts)
-    candidates = _searchable(arch, cluster.num_gpus, global_batch, memo, fixed)
-    cache = lc.CollectiveCache(_links(cluster))
-    flops = lc.layer_flops(arch, opts.attention)
+    space = _space(arch, replace(cluster, num_gpus=0), opts)
+    memo, cache, flops, bounds = space.memo, space.cache, space.flops, space.floors
+    sizes = space.sizes(cluster.num_gpus, global_batch, micro_batch)
+    _too_many(cluster.num_gpus, sizes)
     domain = cluster.gpus_per_node
-    considered = 0
-    bounds = _Floors(arch, cluster, opts, cache, flops)
-    floors: list[tuple[float, int]] = []
-    for i, (dims, b) in enumerate(candidates):
-        considered += len(RECOMPUTE_MODES) * len(_shardings(
-            *group_per_domain(dims, ("cp", "dp"), domain)))
-        if screened and b == 1:
-            continue
-        floors.append((bounds.floor(dims, b, global_batch // (dims.dp * b)), i))
-    floors.sort()
+    # Best first: the sizes by a quick floor; the first time one comes up it gets its
+    # full floor and goes back in line, the second time it is costed. Each comes up in
+    # the order of its full floor, and only those whose quick floor is within the
+    # limit ever get one.
+    line, considered = bounds.quick(sizes, global_batch, skip_one=bool(screened))
+    heapq.heapify(line)
     found = list(screened)
     # The fastest fitting layout so far, and the step time past which nothing counts.
     fastest = min((lay.step_s for lay in found), default=math.inf)
     limit = fastest * (1.0 + tolerance) * (1.0 + FLOOR_SLACK)
     costed = 0
-    for floor, i in floors:
+    while line:
+        floor, i, full = heapq.heappop(line)
         if floor > limit:
             break
-        dims, b = candidates[i]
+        if not full:
+            _, _, _, d, b = sizes[i]
+            heapq.heappush(line, (bounds.floor(sizes[i], global_batch // (d * b), per_param),
+                                  i, True))
+            continue
+        t, c, p, d, b = sizes[i]
         base = _Base(arch, cluster, per_param, options=opts, cache=cache, flops=flops,
-                     memo=memo, dims=dims, micro_batch=b,
-                     micro_batches=global_batch // (dims.dp * b))
+                     memo=memo, dims=Dims(tp=t, cp=c, dp=d, pp=p), micro_batch=b,
+                     micro_batches=global_batch // (d * b), width=bounds.width(t, c, b))
         shardings = _shardings(base.group, base.group_pd)
         for recompute in RECOMPUTE_MODES:
             if base.step_floor(recompute) > limit:
                 continue
             for zero, shard in shardings:
                 costed += 1
-                memory = base.memory(recompute, zero, shard)
-                if memory.total > cluster.memory_bytes:
-                    continue
                 dp = base.dp(recompute, zero, shard)
                 if base.step_s(recompute, dp) > limit:
                     continue
-                lay = base.layout(recompute, zero, shard, dp=dp, memory=memory)
+                if base.peak(recompute, zero, shard) > cluster.memory_bytes:
+                    continue
+                lay = base.layout(recompute, zero, shard, dp=dp)
                 found.append(lay)
                 if lay.step_s < fastest:
                     fastest = lay.step_s
