@@ -493,7 +493,8 @@ class _Floors:
         self._bubble: dict[tuple[int, int], float] = {}
         self._sends: dict[tuple[float, bool], float] = {}
         self._fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
-        self._dp_terms: dict[tuple[int, int, int, StateBytes], tuple[tuple[float, float], ...]] = {}
+        self._dp_terms: dict[tuple[int, int, int, float, float, float],
+                             tuple[tuple[float, float], ...]] = {}
 
     def width(self, tp: int, cp: int, micro_batch: int) -> _Width:
         key = (tp, cp, micro_batch)
@@ -536,7 +537,8 @@ class _Floors:
         pipeline rank, as (a, b): a + b m for m micro-batches per step (formulas.
         layout_cost.dp_from_runs: every term is constant or proportional to m). A
         sharding that does not fit this way fits with no recomputation mode."""
-        key = (tp, pp, group, per_param)
+        # The state bytes by value: hashing the record itself costs more than the lookup.
+        key = (tp, pp, group, per_param.weights, per_param.gradients, per_param.optimizer)
         hit = self._dp_terms.get(key)
         if hit is None:
             chunks, capacity = self.opts.chunks(pp), self.cluster.memory_bytes
