@@ -253,18 +253,13 @@ def test_every_calculator_live_equals_prerendered(
 
 def test_the_idle_warm_up_runs_once_and_gives_way_to_the_reader(
         site_url: str, watched_page: tuple[Page, Watch]) -> None:
-    # worker.js warms the interpreter up for 10 ms before its first answer, then again
-    # after half a second without calls; a reader's edits during the second are answered
-    # (and correctly), and it ends by itself.
+    # worker.js warms the interpreter up after half a second without calls; a reader's
+    # edits during it are answered (and correctly), and it ends by itself.
     page, watch = watched_page
     page.goto(f"{site_url}/compute/")
     page.fill(f"{WIDGET} [name=params]", "70B")
     page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
     assert page.evaluate("window.__bmWarmUp") is None  # not while the reader is busy
-    # The first, short warm-up ran before the first answer, and stayed short.
-    boot = page.evaluate("window.__bmBoot")
-    assert boot["warmUpCalls"] >= 1
-    assert 10 <= boot["warmUpMs"] < 60
     page.wait_for_timeout(700)  # past the quiet period: the warm-up is under way
     for size in ("100B", "1T", "13B"):
         page.fill(f"{WIDGET} [name=params]", size)

@@ -123,35 +123,8 @@ function warmUpStep() {
   setTimeout(warmUpStep, 0);
 }
 
-// A first warm-up, as soon as Python is up: 10 ms of the same short computations, before
-// the first call is answered. A call that runs long enough in the baseline code is what
-// makes the browser compile the optimised code for it, in the background. Left to the
-// reader's own calls, that happened during the first heavy one (the capstone's sizing),
-// which could not use the result; started here, it is ready by then. With it, the
-// capstone's second-page figure in bench.py's flow went from 139-152 to 103-129 ms
-// (medians of 4 sessions, four A/B runs); every first result waits up to 10 ms more.
-const BOOT_WARM_UP_MS = 10;
-
-function bootWarmUp() {
-  const began = performance.now();
-  let calls = 0;
-  try {
-    while (performance.now() - began < BOOT_WARM_UP_MS) {
-      bridgeCall("compute", JSON.stringify({
-        calc: WARM_UP_CALCULATORS[calls % WARM_UP_CALCULATORS.length], inputs: {},
-      }));
-      calls += 1;
-    }
-  } catch {
-    // the bridge answers errors as data; anything else only ends the warm-up
-  }
-  timings.warmUpCalls = calls;
-  timings.warmUpMs = performance.now() - began;
-}
-
 const booting = boot().then(
   () => {
-    if (bridgeCall) bootWarmUp();
     postMessage({ type: "ready", timings });
     if (bridgeCall) {
       warmUp.lastCall = performance.now();
