@@ -14,7 +14,7 @@ from calculators.formulas import moe_layers as ml
 from calculators.formulas.expert_groups import block_alltoall
 from calculators.formulas.layout import Layout
 from calculators.formulas.placement import Dims, members_per_domain
-from calculators.formulas.planner import RECOMPUTE_MODES, _Base
+from calculators.formulas.planner import RECOMPUTE_MODES, _Base, shard_groups
 from calculators.formulas.stages import chunks_in_flight
 
 if TYPE_CHECKING:
@@ -158,10 +158,10 @@ class _MoeBase(_Base):
         key = (recompute, zero_stage, shard, i)
         dense_dp = self.dense_dp.get(key)
         if dense_dp is None:
-            hybrid, dense_p = shard < self.group, self.dense_max
+            dense_p = self.dense_max
+            groups, replicas = shard_groups(shard, self.group, self.group_pd)
             dense_dp = self.dense_dp[key] = lc.dp_cost(
-                self.cache, zero_stage, (shard, shard if hybrid else self.group_pd),
-                self.group // shard if hybrid else 1, grads=dense_p * g, weights=dense_p * w,
+                self.cache, zero_stage, groups, replicas, grads=dense_p * g, weights=dense_p * w,
                 micro_batches=m, forward_s=compute / 3.0, backward_s=backward,
                 overlap=cl.overlap)
         dp_time, dp_exposed, dp_sent, dp_inter = dense_dp

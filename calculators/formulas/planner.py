@@ -74,6 +74,16 @@ def _shardings(group: int, per_domain: int) -> list[tuple[int, int]]:
     return pairs
 
 
+def shard_groups(shard: int, group: int, per_domain: int) -> tuple[tuple[int, int], int]:
+    """``dp_cost``'s (ranks, ranks per domain) of the sharding group and its replica
+    count, for states sharded over ``shard`` of the CP x DP group's ``group`` ranks
+    (``per_domain`` of them per scale-up domain): a shard smaller than the group is
+    hybrid sharding inside one domain, replicated across the rest."""
+    if shard < group:
+        return (shard, shard), group // shard
+    return (shard, per_domain), 1
+
+
 class _Memo:
     """What a search computes once and looks up thereafter: pipeline splits by (stages,
     chunks), the ranks' parameters by (tp, stages, chunks), a layer's activation
@@ -245,9 +255,8 @@ class _Base:
         """The data-parallel cost of one choice: with the slot, all its step time needs."""
         layers, compute, _ = self._dense_slot(recompute)
         backward = 2.0 / 3.0 * compute + layers * self.rec_layer[recompute]
-        hybrid = shard < self.group
-        return lc.dp_cost(self.cache, zero_stage, (shard, shard if hybrid else self.group_pd),
-                          self.group // shard if hybrid else 1, grads=self.grads,
+        groups, replicas = shard_groups(shard, self.group, self.group_pd)
+        return lc.dp_cost(self.cache, zero_stage, groups, replicas, grads=self.grads,
                           weights=self.weights, micro_batches=self.m, forward_s=compute / 3.0,
                           backward_s=backward, overlap=self.cluster.overlap)
 
@@ -552,10 +561,9 @@ class _Floors:
                 if any(w + g + o > capacity for w, g, o in (
                         model_state_bytes(p, per_param, zero, shard) for p in params)):
                     continue
-                hybrid = shard < group
-                runs = self.cache.dp(zero, (shard, shard if hybrid else per_domain),
-                                     group // shard if hybrid else 1, grads, weights)
-                at = [lc.dp_from_runs(runs, zero, hybrid, micro_batches=m, forward_s=0.0,
+                groups, replicas = shard_groups(shard, group, per_domain)
+                runs = self.cache.dp(zero, groups, replicas, grads, weights)
+                at = [lc.dp_from_runs(runs, zero, replicas > 1, micro_batches=m, forward_s=0.0,
                                       backward_s=0.0, overlap=0.0).time_s for m in (0, 1)]
                 terms.append((at[0], at[1] - at[0]))
             hit = self._dp_terms[key] = tuple(terms)
