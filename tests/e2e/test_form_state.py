@@ -53,6 +53,26 @@ def test_back_and_forward_restore_what_was_typed(
     watch.assert_clean()
 
 
+def test_an_edit_just_before_leaving_survives_back(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """The address is written a moment after an edit; a click on a link within that
+    moment writes it first, before the theme moves to the next page's address."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector(f"{W}[data-bound='1']")
+    page.fill(f"{W} [name=params]", "13B")
+    assert "params" not in page.evaluate("location.search")  # not written yet
+    page.click("a.md-nav__link[href$='dense/']")
+    page.wait_for_url("**/dense/")
+    page.wait_for_selector("#gpt3-parameters[data-bound='1']")
+    assert page.evaluate("location.search") == ""  # the next page's address is its own
+    page.go_back()
+    page.wait_for_url("**/compute/**")
+    page.wait_for_function(
+        f"document.querySelector('{W} [name=params]')?.value === '13B'", timeout=LIVE_MS)
+    watch.assert_clean()
+
+
 def test_enter_recomputes_and_copy_status_clears(
         site_url: str, watched_page: tuple[Page, Watch]) -> None:
     page, watch = watched_page

@@ -1,7 +1,8 @@
 """Pages that instant navigation swaps in: the widgets in view are rendered before the
 first frame, the others as the reader nears them and then when the page is idle
-(reveal.js); Back lands on the offset the reader left; the folded inputs, which the
-site keeps in one file, are added when opened and before a link writes to them."""
+(reveal.js), and a page being left reveals nothing more; Back lands on the offset the
+reader left; the folded inputs, which the site keeps in one file, are added when opened
+and before a link writes to them."""
 
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import calculators
 from calculators.core import share
 
 if TYPE_CHECKING:
-    from playwright.sync_api import Page
+    from playwright.sync_api import Page, Route
 
     from tests.e2e.conftest import Watch
 
@@ -70,6 +71,39 @@ def test_a_swapped_in_page_renders_what_is_in_view_first_then_the_rest(
     last = widgets[-1]["id"]
     page.locator(f"#{last} form [name]").first.scroll_into_view_if_needed()
     assert page.locator(f"#{last} form [name]").first.is_visible()
+    watch.assert_clean()
+
+
+def test_a_page_being_left_reveals_nothing_more(site_url: str,
+                                               watched_page: tuple[Page, Watch]) -> None:
+    """While the next page is on its way the page being left stays as it is: a block
+    revealed then would cost a style, layout and paint of a page about to go. The next
+    page's blocks are all revealed, in view first."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    page.evaluate(FOLLOW_AND_REPORT, "dense/")
+    held: list[Route] = []  # the next page's response, held back while we watch
+    # A bound method is refused as a handler (Playwright tags the function it is given).
+    page.route("**/communication/", lambda route: held.append(route))  # noqa: PLW0108
+    deferred = "document.querySelectorAll('[data-defer]').length"
+    waiting = page.evaluate(deferred)
+    assert waiting > 5
+    page.evaluate("""[...document.querySelectorAll("a.md-nav__link")]
+        .find((a) => a.getAttribute("href").endsWith("communication/")).click()""")
+    for _ in range(50):
+        if held:
+            break
+        page.wait_for_timeout(20)
+    assert held, "the theme did not ask for the next page"
+    # Past the settle time and several idle moments: revealing would have begun.
+    page.wait_for_timeout(1_200)
+    assert page.locator("#gpt3-parameters").count() == 1  # still the dense chapter
+    assert page.evaluate(deferred) == waiting
+    held[0].continue_()
+    page.unroute("**/communication/")
+    page.wait_for_selector("#nvlink-allreduce[data-bound='1']")
+    page.wait_for_function(ALL_RENDERED, timeout=10_000)
     watch.assert_clean()
 
 

@@ -15,7 +15,7 @@ import {
   addFoldedInputs, applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions,
   presetsEdited, rememberInAddress,
 } from "./form.js";
-import { revealAll, revealAround } from "./reveal.js";
+import { revealAll, revealAround, stopRevealing } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
 const LIVE_IDLE = "Live: change any input to recompute in your browser.";
@@ -31,6 +31,7 @@ let returning = { path: "", x: 0, y: -1 };
 
 window.addEventListener("popstate", (event) => {
   const state = event.state;
+  if (location.pathname !== shownPath) stopRevealing();
   returning = {
     path: location.pathname,
     x: state && typeof state.x === "number" ? state.x : 0,
@@ -101,18 +102,25 @@ async function compute(widget) {
 // What the reader typed, in the address bar (see form.js): Back and Forward restore it.
 function remember() {
   clearTimeout(rememberTimer);
-  rememberTimer = setTimeout(() => {
-    const entries = [];
-    for (const widget of allWidgets()) {
-      const keys = keysFor(widget);
-      const key = keys[keys.length - 1];
-      const example = exampleInputs(widget);
-      entries.push([key, encodeWidget(widget, readInputs(widget), example)]);
-      const { baseline } = entryOf(widget);
-      if (baseline) entries.push([`${key}.base`, encodeWidget(widget, baseline, example)]);
-    }
-    rememberInAddress(entries, THEME_KEYS);
-  }, REMEMBER_MS);
+  rememberTimer = setTimeout(writeRemembered, REMEMBER_MS);
+}
+
+function writeRemembered() {
+  clearTimeout(rememberTimer);
+  rememberTimer = 0;
+  // The address is already the next page's (a navigation has begun): these inputs
+  // belong to the entry of the page being left, which only a write before it could reach.
+  if (location.pathname !== shownPath) return;
+  const entries = [];
+  for (const widget of allWidgets()) {
+    const keys = keysFor(widget);
+    const key = keys[keys.length - 1];
+    const example = exampleInputs(widget);
+    entries.push([key, encodeWidget(widget, readInputs(widget), example)]);
+    const { baseline } = entryOf(widget);
+    if (baseline) entries.push([`${key}.base`, encodeWidget(widget, baseline, example)]);
+  }
+  rememberInAddress(entries, THEME_KEYS);
 }
 
 function schedule(widget, delay) {
@@ -330,19 +338,40 @@ function bindAll() {
   }
 }
 
+/** The page a click on this link would leave for, or null (same page, other site). */
+function leavingFor(event) {
+  if (!(event.target instanceof Element)) return null;
+  const link = event.target.closest("a[href]");
+  if (!link) return null;
+  const url = new URL(link.href, location.href);
+  return url.origin === location.origin && url.pathname !== shownPath ? url : null;
+}
+
+// An edit made just before a click on a link is still waiting to be written to the
+// address (remember): write it now, in the capture phase, before the theme pushes the
+// next page's address, or Back would bring the page back without it.
+window.addEventListener("click", (event) => {
+  if (rememberTimer && leavingFor(event)) writeRemembered();
+}, { capture: true });
+
 // Leaving the page through a link Material's instant navigation took over (it prevents
 // the default): release focus first. The swap removes the focused element (the clicked
 // link, or a field just edited) with the old content, and Blink then recalculates the
 // style of the whole outgoing page (about 18 ms for the dense chapter on the bench
-// machine) before the new one can be laid out. Focus ends on <body> either way.
+// machine) before the new one can be laid out. Focus ends on <body> either way. Blocks
+// still deferred on the page being left stay so (see stopRevealing).
 document.addEventListener("click", (event) => {
-  if (!event.defaultPrevented || !(event.target instanceof Element)) return;
-  const link = event.target.closest("a[href]");
-  if (!link) return;
-  const url = new URL(link.href, location.href);
-  if (url.origin !== location.origin || url.pathname === shownPath) return;
+  if (!event.defaultPrevented || !leavingFor(event)) return;
+  stopRevealing();
   const focused = document.activeElement;
-  if (focused instanceof HTMLElement && focused !== document.body) focused.blur();
+  if (focused instanceof HTMLElement && focused !== document.body) {
+    // A field's help shows in full while the field has focus: keep it so, or closing it
+    // moves everything below and the page being left is laid out and painted once more
+    // (15-25 ms for the dense chapter) while the next page's response waits.
+    const help = focused.closest(".bm-field")?.querySelector("[data-help]");
+    if (help) help.setAttribute("data-open", "");
+    focused.blur();
+  }
 });
 
 // The theme's search box is a dialog without a name (axe: aria-dialog-name); it stays

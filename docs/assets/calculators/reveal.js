@@ -14,8 +14,8 @@
 const CLASS = "bm-deferring";
 const SELECTOR = "[data-defer]";
 let observer = null;
-let idling = false; // one idle chain at a time, across pages
-let pageCount = 0; // pages shown: a timer of a page left behind does nothing
+let pageCount = 0; // pages shown or left: a timer of a page left behind does nothing
+let idleChain = -1; // the page (pageCount) whose blocks the idle chain is revealing
 const SETTLE_MS = 300;
 const MOVES = ["scroll", "wheel", "keydown", "pointerdown", "touchstart"];
 
@@ -30,18 +30,29 @@ const whenIdle = typeof window.requestIdleCallback === "function"
   : (task) => setTimeout(task, 50);
 
 function revealWhenIdle() {
-  if (idling) return;
-  idling = true;
+  if (idleChain === pageCount) return;
+  const page = pageCount;
+  idleChain = page;
   const step = () => {
+    if (page !== pageCount) return; // the reader left that page: its blocks are going
     const next = document.querySelector(SELECTOR);
     if (!next) {
-      idling = false;
+      idleChain = -1;
       return;
     }
     reveal(next);
     whenIdle(step);
   };
   whenIdle(step);
+}
+
+/** The reader is leaving this page (instant navigation or history): reveal nothing more
+ * on their own. The wait for the next page is idle time, and a block revealed then costs
+ * a style, layout and paint of the page being left (15-40 ms on the bench machine)
+ * while the next one waits to be swapped in. Scrolling still reveals what comes into
+ * view, for as long as this page is on screen. */
+export function stopRevealing() {
+  pageCount += 1;
 }
 
 /** Reveal every deferred block now (a restored scroll offset needs real heights). */
@@ -76,7 +87,7 @@ export function revealAround() {
   // answer in), or until the reader moves: each reveal costs a frame of style and layout.
   const page = ++pageCount;
   const later = () => {
-    for (const type of MOVES) removeEventListener(type, later, true);
+    for (const type of MOVES) removeEventListener(type, onMove, true);
     clearTimeout(timer);
     if (page !== pageCount) return;
     if (typeof IntersectionObserver !== "function") {
@@ -90,5 +101,12 @@ export function revealAround() {
     revealWhenIdle();
   };
   const timer = setTimeout(later, SETTLE_MS);
-  for (const type of MOVES) addEventListener(type, later, { capture: true, passive: true });
+  // A press on a link is most likely the reader leaving: the click decides (see
+  // stopRevealing), so it does not count as a move here.
+  const onMove = (event) => {
+    const onLink = (event.type === "pointerdown" || event.type === "touchstart")
+      && event.target instanceof Element && event.target.closest("a[href]");
+    if (!onLink) later();
+  };
+  for (const type of MOVES) addEventListener(type, onMove, { capture: true, passive: true });
 }
