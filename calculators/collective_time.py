@@ -92,8 +92,7 @@ def resolve(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str,
     if chosen in ALGORITHMS[collective]:
         return chosen, ""
     candidates = comm.NCCL_ALGORITHMS[collective]
-    best = min(candidates, key=lambda a: (
-        collective_cost(inputs, collective, a, message_bytes).time_s, candidates.index(a)))
+    best = fastest(inputs, collective, message_bytes)[0]
     if chosen == "auto":
         why = ("NCCL sends an alltoall to every peer at once, untuned"
                if collective == "alltoall" else
@@ -105,6 +104,19 @@ def resolve(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str,
         return best, f"auto: {best}, {why}."
     return best, (f"{chosen!r} does not apply to {collective} (it has "
                   f"{', '.join(ALGORITHMS[collective])}): showing auto's choice, {best}.")
+
+
+def fastest(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str, comm.Cost]:
+    """The algorithm NCCL's tuning model picks for ``collective`` at this size (the
+    lowest predicted time; the earlier in ``comm.NCCL_ALGORITHMS`` on a tie), with its
+    cost: the chart needs both at every size, so the cost is not computed twice."""
+    best: tuple[str, comm.Cost] | None = None
+    for algorithm in comm.NCCL_ALGORITHMS[collective]:
+        cost = collective_cost(inputs, collective, algorithm, message_bytes)
+        if best is None or cost.time_s < best[1].time_s:
+            best = (algorithm, cost)
+    assert best is not None  # every collective has at least one algorithm
+    return best
 
 
 def collective_cost(inputs: Inputs, collective: str, algorithm: str,
@@ -153,8 +165,8 @@ def _chart(inputs: Inputs, message_bytes: float, crossover: float, used: str) ->
     for power in range(math.frexp(low)[1] - 1, math.frexp(high)[1] + 1):
         for mantissa in (1.0, 1.5):
             size = math.ldexp(mantissa, power)
-            algo = resolve(inputs, collective, size)[0] if automatic else used
-            cost = collective_cost(inputs, collective, algo, size)
+            cost = (fastest(inputs, collective, size)[1] if automatic
+                    else collective_cost(inputs, collective, used, size))
             times.append((size, cost.time_s * 1e6))
             buses.append((size, comm.busbw(cast("comm.Collective", collective), size,
                                            cost.time_s, ranks) / 1e9))

@@ -84,19 +84,18 @@ class _Axis:
         elif low == high:
             low, high = low - 1, high + 1
         self.low, self.high, self.log, self.start, self.end = low, high, log, start, end
+        # The range's ends as plotted (logarithms on a log axis), worked out once: a
+        # chart maps every point of every series through here, in each layout.
+        self._from = math.log10(low) if log else low
+        self._span = (math.log10(high) if log else high) - self._from
 
     def at(self, start: float, end: float) -> _Axis:
         """The same range drawn between other ends."""
         return _Axis(self.low, self.high, self.log, start, end)
 
     def __call__(self, value: float) -> float:
-        if self.log:
-            frac = (math.log10(max(value, 1e-300)) - math.log10(self.low)) / (
-                math.log10(self.high) - math.log10(self.low)
-            )
-        else:
-            frac = (value - self.low) / (self.high - self.low)
-        return self.start + frac * (self.end - self.start)
+        plotted = math.log10(max(value, 1e-300)) if self.log else value
+        return self.start + (plotted - self._from) / self._span * (self.end - self.start)
 
 
 def _text(x: float, y: float, text: str, cls: str, anchor: str = "start") -> str:
