@@ -149,13 +149,20 @@ class _Width(NamedTuple):
     cp_layer: tuple[float, float, float]  # one layer's CP: (s, s exposed, bytes sent)
 
 
+def _per_gpu(arch: Architecture, cluster: Cluster, tp: int, cp: int, micro_batch: int) -> float:
+    """Seconds of compute per FLOP-per-token of one micro-batch on one GPU: its tokens
+    split over CP, their FLOPs over TP, at the achieved rate. The quick floor and
+    ``_width`` both use it, so the floor is never above the step time it bounds."""
+    rate = cluster.peak_flops * cluster.compute_efficiency
+    return micro_batch * arch.seq_len / cp / tp / rate
+
+
 def _width(arch: Architecture, cluster: Cluster, options: Options, cache: lc.CollectiveCache,
            flops: lc.LayerFlops, *, dims: Dims, micro_batch: int) -> _Width:
     tp, cp, domain = dims.tp, dims.cp, cluster.gpus_per_node
     tp_pd = group_per_domain(dims, ("tp",), domain)[1]
     cp_pd = group_per_domain(dims, ("cp",), domain)[1]
-    rate = cluster.peak_flops * cluster.compute_efficiency
-    per_gpu = micro_batch * arch.seq_len / cp / tp / rate
+    per_gpu = _per_gpu(arch, cluster, tp, cp, micro_batch)
     act = micro_batch * arch.seq_len / cp * arch.hidden * options.act_bytes
     cp_layer = lc.cp_layer_time(
         arch, cache, method=options.cp_method, tp=tp, cp=cp, per_domain=cp_pd,
@@ -585,7 +592,6 @@ class _Floors:
         cost for all of them: each recomputation mode with each sharding of the CP x DP
         group."""
         domain, arch, flops = self.cluster.gpus_per_node, self.arch, self.flops
-        rate = self.cluster.peak_flops * self.cluster.compute_efficiency
         modes = len(RECOMPUTE_MODES)
         out: list[tuple[float, int, bool]] = []
         considered = 0
@@ -596,7 +602,7 @@ class _Floors:
             if skip_one and b == 1:
                 continue
             m = global_batch // (d * b)
-            per_gpu = b * arch.seq_len / c / t / rate  # as _width has it
+            per_gpu = _per_gpu(arch, self.cluster, t, c, b)
             layer = per_gpu * flops.layer
             before_last, last, _ = self._pipeline(p)
             slot = max(before_last * layer, last * layer + per_gpu * flops.output)
