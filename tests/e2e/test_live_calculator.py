@@ -272,3 +272,45 @@ def test_the_idle_warm_up_runs_once_and_gives_way_to_the_reader(
     assert 3 <= done["rounds"] <= 12
     assert done["ms"] > 0
     watch.assert_clean()
+
+
+# Counts the calls the page posts to the worker, by operation and input.
+COUNT_CALLS = """
+window.__bmCalls = [];
+const RealWorker = window.Worker;
+window.Worker = class extends RealWorker {
+  postMessage(message, ...rest) {
+    if (message && message.type === "call") window.__bmCalls.push(message.payload);
+    return super.postMessage(message, ...rest);
+  }
+};
+"""
+
+
+def test_edits_during_a_slow_compute_are_computed_once(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """A widget has one computation in the worker at a time: edits made while it runs
+    (a planner takes 0.1-0.5 s in the browser) are computed once it answers, with the
+    inputs as they are then, instead of queueing one computation per edit, each
+    answered and thrown away (and each starting its watchdog while it waits)."""
+    page, watch = watched_page
+    page.add_init_script(COUNT_CALLS)
+    stall_worker_on(page, "700B", "const until = performance.now() + 1500; "
+                    "while (performance.now() < until) {}")
+    page.goto(f"{site_url}/compute/")
+    page.fill(f"{WIDGET} [name=params]", "70B")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    before = page.evaluate("window.__bmCalls.length")
+    page.fill(f"{WIDGET} [name=params]", "700B")  # the worker takes 1.5 s on this one
+    page.wait_for_function("(n) => window.__bmCalls.length > n", arg=before)
+    for value in ("710B", "720B", "730B"):  # each after the 120 ms debounce
+        page.wait_for_timeout(250)
+        page.fill(f"{WIDGET} [name=params]", value)
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    sent = page.evaluate("window.__bmCalls").__getitem__(slice(before, None))
+    computes = [call for call in sent if '"calc":"training_compute"' in call]
+    assert len(computes) == 2, computes  # 700B, then 730B: not 710B or 720B
+    assert '"params":"730B"' in computes[-1]
+    assert _value(page, "total_flops") == calculators.compute(
+        "training_compute", params="730B").value("total_flops")
+    watch.assert_clean()

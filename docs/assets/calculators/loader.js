@@ -43,8 +43,9 @@ function entryOf(widget) {
   let entry = widgetState.get(widget);
   if (!entry) {
     // seq: the latest request; stopped: the watchdog ended the last compute, so wait
-    // for a new edit; baseline: pinned inputs for comparison.
-    entry = { seq: 0, timer: 0, stopped: false, baseline: null };
+    // for a new edit; baseline: pinned inputs for comparison; busy: a computation is in
+    // the worker; again: inputs changed while it was, so compute once more after it.
+    entry = { seq: 0, timer: 0, stopped: false, baseline: null, busy: false, again: false };
     widgetState.set(widget, entry);
   }
   return entry;
@@ -64,6 +65,18 @@ function unavailable(widget) {
 
 async function compute(widget) {
   const entry = entryOf(widget);
+  // One computation per widget in the worker at a time. The worker answers in order, so
+  // edits made while a slow one runs (a planner takes 0.1-0.5 s here) would each queue
+  // a computation whose answer is thrown away, and the last edit would wait for all of
+  // them; instead it is computed once, when the running one answers, with the inputs
+  // as they are then.
+  if (entry.busy) {
+    entry.again = true;
+    setState(widget, "loading");
+    return;
+  }
+  entry.busy = true;
+  entry.again = false;
   const seq = ++entry.seq;
   setState(widget, "loading");
   if (runtimeState() !== "ready") setStatus(widget, "Starting the live runtime…");
@@ -72,7 +85,12 @@ async function compute(widget) {
   try {
     answer = await ask("compute", { calc: widget.dataset.calc, inputs });
   } catch (err) {
-    if (seq !== entry.seq) return;
+    entry.busy = false;
+    if (seq !== entry.seq) {
+      // Older inputs failed (or ran away): the reader's latest still get their turn.
+      if (entry.again && widget.isConnected) compute(widget);
+      return;
+    }
     if (err instanceof Runaway) {
       entry.stopped = true;
       showError(widget, { input: "calculator", message: err.message });
@@ -81,7 +99,14 @@ async function compute(widget) {
     }
     return;
   }
-  if (seq !== entry.seq || !widget.isConnected) return; // a newer request is on its way
+  entry.busy = false;
+  if (!widget.isConnected) return;
+  if (seq !== entry.seq) {
+    // The inputs changed meanwhile: compute them now if their turn came while this ran
+    // (otherwise their debounce timer is still to fire and will).
+    if (entry.again) compute(widget);
+    return;
+  }
   if (answer.ok) {
     entry.lastGood = inputs;
     entry.choice = null;
