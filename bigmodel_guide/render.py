@@ -24,6 +24,13 @@ if TYPE_CHECKING:
     from calculators.core.spec import Calculator, Inputs, Param, Result, Value, When
 
 WIDGET_TEMPLATE = "calculator/widget.html"
+#: Around every widget. A page loaded by the browser ignores them; on a page that the
+#: theme's instant navigation swaps in, reveal.js turns each pair into a <template>
+#: before the theme parses the page, so that a widget not yet near the screen is parsed
+#: into inert content instead of the document (no insertion, style or removal work for
+#: its few hundred elements until the reader nears it).
+LAZY_OPEN = "<!--bm:lazy-->"
+LAZY_CLOSE = "<!--/bm:lazy-->"
 #: Units a field's label names (a count or a ratio goes without).
 UNIT_LABELS = units.PHYSICAL - {"1"}
 #: The template's indentation before a tag: 67 kB of the dense chapter's 22 widgets, and
@@ -176,4 +183,4 @@ def render_widget(
         parsed=result.parsed(),
         presets=choices,
     )
-    return _INDENT_BEFORE_TAG.sub("\n<", html)
+    return LAZY_OPEN + _INDENT_BEFORE_TAG.sub("\n<", html) + LAZY_CLOSE

@@ -32,10 +32,15 @@ FOLLOW_AND_REPORT = """async (href) => {
       const fresh = [...document.querySelectorAll("[data-calc]")].filter((w) => !before.has(w));
       if (fresh.length && fresh.every((w) => w.dataset.bound === "1")) {
         observer.disconnect();
-        resolve(fresh.map((w) => ({
-          id: w.id, deferred: w.hasAttribute("data-defer"),
-          top: w.getBoundingClientRect().top,
-        })));
+        // In page order: the widgets in the document, and those still in lazy blocks
+        // (reveal.js), which count as deferred.
+        const blocks = document.querySelectorAll("[data-calc], template[data-bm-lazy]");
+        resolve([...blocks].filter((b) => !before.has(b)).map((b) => {
+          const lazy = b.tagName === "TEMPLATE";
+          const widget = lazy ? b.content.querySelector("[data-calc]") : b;
+          return { id: widget.id, deferred: lazy || b.hasAttribute("data-defer"), lazy,
+                   top: b.getBoundingClientRect().top };
+        }));
       }
     };
     const observer = new MutationObserver(check);
@@ -46,7 +51,8 @@ FOLLOW_AND_REPORT = """async (href) => {
     .find((a) => a.getAttribute("href").endsWith(href)).click();
   return bound;
 }"""
-ALL_RENDERED = "document.querySelectorAll('[data-defer]').length === 0"
+DEFERRED = "document.querySelectorAll('[data-defer], template[data-bm-lazy]').length"
+ALL_RENDERED = f"{DEFERRED} === 0"
 
 
 def _example(page: Page, widget: str) -> dict[str, str]:
@@ -66,8 +72,14 @@ def test_a_swapped_in_page_renders_what_is_in_view_first_then_the_rest(
     in_view = [w for w in widgets if w["top"] < height]
     assert in_view and not any(w["deferred"] for w in in_view), in_view
     assert any(w["deferred"] for w in widgets), "the dense chapter defers nothing"
+    # Widgets not near the screen are not even in the document yet: the parser put them
+    # in inert <template>s (reveal.js), so the swap neither inserted nor styled them.
+    lazy = [w for w in widgets if w["lazy"]]
+    assert len(lazy) > 10 and all(w["top"] >= height for w in lazy), lazy
     # The rest follows when the page is idle: every widget, with its form, on screen.
     page.wait_for_function(ALL_RENDERED, timeout=10_000)
+    assert page.locator("[data-calc]").count() == len(widgets)
+    assert page.locator("[data-calc][data-bound='1']").count() == len(widgets)
     last = widgets[-1]["id"]
     page.locator(f"#{last} form [name]").first.scroll_into_view_if_needed()
     assert page.locator(f"#{last} form [name]").first.is_visible()
@@ -86,8 +98,7 @@ def test_a_page_being_left_reveals_nothing_more(site_url: str,
     held: list[Route] = []  # the next page's response, held back while we watch
     # A bound method is refused as a handler (Playwright tags the function it is given).
     page.route("**/communication/", lambda route: held.append(route))  # noqa: PLW0108
-    deferred = "document.querySelectorAll('[data-defer]').length"
-    waiting = page.evaluate(deferred)
+    waiting = page.evaluate(DEFERRED)
     assert waiting > 5
     page.evaluate("""[...document.querySelectorAll("a.md-nav__link")]
         .find((a) => a.getAttribute("href").endsWith("communication/")).click()""")
@@ -99,7 +110,7 @@ def test_a_page_being_left_reveals_nothing_more(site_url: str,
     # Past the settle time and several idle moments: revealing would have begun.
     page.wait_for_timeout(1_200)
     assert page.locator("#gpt3-parameters").count() == 1  # still the dense chapter
-    assert page.evaluate(deferred) == waiting
+    assert page.evaluate(DEFERRED) == waiting
     held[0].continue_()
     page.unroute("**/communication/")
     page.wait_for_selector("#nvlink-allreduce[data-bound='1']")
@@ -171,4 +182,45 @@ def test_a_link_to_a_folded_input_restores_it(site_url: str,
     page.wait_for_function(
         f"""document.querySelector('{widget} [data-output="energy_kwh"]')?.dataset.value ===
             '{expected.raw("energy_kwh")}'""", timeout=LIVE_MS)
+    watch.assert_clean()
+
+
+FOLLOW_LINK = """(href) => {
+  const link = document.createElement("a");
+  link.href = href;
+  link.textContent = "a link in the text";
+  document.querySelector("article").append(link);
+  link.click();
+}"""
+
+
+def test_a_link_into_a_lazy_widget_lands_on_it_and_keys_it_by_its_id(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """Instant navigation to an anchor inside a widget that the swap held in a lazy
+    block: the widget is brought in and scrolled to, clear of the sticky header. The
+    page's first widget of that calculator (gpt3-on-one-gpu, screens above) is still
+    held back, and the edited widget's inputs go into the address under its own id, not
+    under the calculator's name, which belongs to that first one."""
+    page, watch = watched_page
+    # Reveal only what is near the screen: no idle moments, no scrolling observer.
+    page.add_init_script("""window.requestIdleCallback = () => 0;
+        window.IntersectionObserver = class { observe() {} unobserve() {} disconnect() {} };""")
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    page.evaluate(FOLLOW_LINK, "../dense/#gpt3-3d-memory")
+    page.wait_for_url("**/dense/#gpt3-3d-memory")
+    widget = "#gpt3-3d-memory"
+    page.wait_for_selector(f"{widget}[data-bound='1']")
+    top = page.eval_on_selector(widget, "w => w.getBoundingClientRect().top")
+    header = page.eval_on_selector(".md-header", "h => h.getBoundingClientRect().bottom")
+    assert header <= top < page.evaluate("innerHeight") / 2, (header, top)
+    held = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
+        .some((t) => t.content.querySelector('#gpt3-on-one-gpu'))"""
+    assert page.evaluate(held), "gpt3-on-one-gpu was not held back"
+    page.fill(f"{widget} [name=tp]", "4")
+    page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_MS)
+    page.wait_for_function("location.search.includes('gpt3-3d-memory=')", timeout=5_000)
+    keys = [part.split("=", 1)[0] for part in page.evaluate("location.search")[1:].split("&")]
+    assert keys == ["gpt3-3d-memory"], keys
+    assert page.evaluate(held)  # still held back when the address was written
     watch.assert_clean()

@@ -13,6 +13,7 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 import calculators
+from bigmodel_guide.render import LAZY_CLOSE, LAZY_OPEN
 from tests.site.htmlscan import PageScan
 
 pytestmark = pytest.mark.site
@@ -54,6 +55,21 @@ def test_prerendered_values_equal_native(pages: dict[Path, PageScan]) -> None:
                 assert raw == result.raw(name), f"{page} #{widget.widget_id} {name}"
                 checked += 1
     assert checked > 0
+
+
+def test_every_widget_sits_alone_between_the_lazy_markers(pages: dict[Path, PageScan]) -> None:
+    """reveal.js turns each <!--bm:lazy--> ... <!--/bm:lazy--> pair into a <template>
+    on a page swapped in: each pair must hold exactly one whole widget, unnested."""
+    for page, scan in pages.items():
+        html = page.read_text(encoding="utf-8")
+        pairs = re.findall(f"{LAZY_OPEN}(.*?){LAZY_CLOSE}", html, flags=re.S)
+        assert len(pairs) == len(scan.widgets), page
+        for body in pairs:
+            assert LAZY_OPEN not in body, page
+            assert body.startswith('<section class="bm-calc" ') and body.endswith("</section>")
+            assert body.count('<section class="bm-calc" ') == 1, page
+        assert html.count(LAZY_OPEN) == html.count(LAZY_CLOSE) == len(pairs), page
+    assert sum(len(scan.widgets) for scan in pages.values()) > 50
 
 
 def test_widget_ids_unique_per_page(pages: dict[Path, PageScan]) -> None:

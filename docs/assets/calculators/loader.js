@@ -15,7 +15,7 @@ import {
   addFoldedInputs, applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions,
   presetsEdited, rememberInAddress,
 } from "./form.js";
-import { revealAll, revealAround, stopRevealing } from "./reveal.js";
+import { onReveal, revealAll, revealAround, revealId, stopRevealing } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
 const LIVE_IDLE = "Live: change any input to recompute in your browser.";
@@ -328,6 +328,18 @@ onRuntime((state) => {
   }
 });
 
+/** Does the address carry calculator inputs (not only the theme's search terms)? */
+function carriesInputs() {
+  return location.search.slice(1).split("&").some((part) => {
+    if (!part) return false;
+    try {
+      return !THEME_KEYS.has(decodeURIComponent(part.split("=", 1)[0]));
+    } catch {
+      return true; // malformed: let the link's reader report it, with every widget there
+    }
+  });
+}
+
 function bindAll() {
   shownPath = location.pathname;
   // The theme wraps wide Markdown tables in a box that scrolls sideways on a narrow
@@ -335,16 +347,27 @@ function bindAll() {
   for (const box of document.querySelectorAll(".md-typeset__scrollwrap:not([tabindex])")) {
     box.tabIndex = 0;
   }
-  const widgets = allWidgets();
-  if (returning.path === location.pathname) {
+  const back = returning.path === location.pathname ? returning : null;
+  returning = { path: "", x: 0, y: -1 };
+  if (back && back.y >= 0) {
     // Back or Forward: the offset the reader left only lands on the same place with
-    // every widget at its real height.
-    const { x, y } = returning;
-    returning = { path: "", x: 0, y: -1 };
+    // every widget at its real height. (The theme's own jump to an address's anchor
+    // also fires popstate, with no offset: that is not a return.)
     revealAll();
-    if (y >= 0) window.scrollTo(x, y);
+    window.scrollTo(back.x, back.y);
+  } else if (carriesInputs()) {
+    revealAll(); // a link's inputs: every widget they may name must be there to take them
+  }
+  if (location.hash.length > 1 && !(back && back.y >= 0)) {
+    // An address that points into a widget still held in a lazy block (reveal.js): the
+    // theme found nothing to scroll to. Bring it in and jump to it again, as the theme
+    // does (a jump to the same address replaces the history entry, and sets :target,
+    // whose scroll margin keeps the widget clear of the sticky header).
+    const id = decodeURIComponent(location.hash.slice(1));
+    if (!document.getElementById(id) && revealId(id)) location.replace(location.hash);
   }
   revealAround();
+  const widgets = allWidgets();
   widgets.forEach(bind);
   // Each page's content once: a link's inputs, or what Back or Forward brings back.
   if (widgets.length && !restoredPages.has(widgets[0]) && location.search) {
@@ -403,6 +426,12 @@ document.addEventListener("click", (event) => {
 // in the page across instant navigation, so naming it once is enough.
 const search = document.querySelector(".md-search[role='dialog']:not([aria-label])");
 if (search) search.setAttribute("aria-label", "Search");
+
+// A widget a lazy block brings in later (reveal.js) is bound then.
+onReveal((element) => {
+  const found = element.matches("[data-calc]") ? [element] : element.querySelectorAll("[data-calc]");
+  found.forEach(bind);
+});
 
 // Material's instant navigation swaps the content without reloading this module:
 // document$ fires for every page; binding is idempotent and the worker is kept.

@@ -10,19 +10,103 @@
 // per idle moment, so that find-in-page, a screen reader and the keyboard reach
 // everything within a second or two. Blocks revealed above the viewport do not move
 // what the reader sees: the browser's scroll anchoring keeps it in place.
+//
+// Hidden elements still cost the swap: the theme parses the page and moves every node
+// into the document, and takes them out again when the reader leaves (the dense
+// chapter's 20 widgets hold 7,000 of its 8,400 elements). So each widget also comes
+// between two comments (<!--bm:lazy--> ... <!--/bm:lazy-->, bigmodel_guide/render.py):
+// a page the browser loads ignores them, and in a page the theme swaps in they become
+// a <template>, whose content the parser keeps out of the document. Revealing such a
+// block moves its content in; the loader binds the widget then (onReveal).
 
 const CLASS = "bm-deferring";
-const SELECTOR = "[data-defer]";
+const LAZY = "template[data-bm-lazy]";
+const SELECTOR = `${LAZY}, [data-defer]`;
+const LAZY_OPEN = "<!--bm:lazy-->";
+const LAZY_CLOSE = "<!--/bm:lazy-->";
 let observer = null;
 let pageCount = 0; // pages shown or left: a timer of a page left behind does nothing
 let idleChain = -1; // the page (pageCount) whose blocks the idle chain is revealing
 const SETTLE_MS = 300;
 const MOVES = ["scroll", "wheel", "keydown", "pointerdown", "touchstart"];
+const revealListeners = new Set();
+
+/** Call fn(element) for each element a lazy block brings into the document. */
+export function onReveal(fn) {
+  revealListeners.add(fn);
+}
+
+const isLazy = (block) => block instanceof HTMLTemplateElement;
+const pending = (block) => (isLazy(block) ? block.isConnected : block.hasAttribute("data-defer"));
 
 function reveal(block) {
+  if (isLazy(block)) {
+    if (observer) observer.unobserve(block);
+    if (!block.parentNode) return;
+    const parts = Array.from(block.content.children);
+    block.replaceWith(block.content);
+    for (const part of parts) {
+      reveal(part);
+      for (const fn of revealListeners) fn(part);
+    }
+    return;
+  }
   if (!block.hasAttribute("data-defer")) return;
   block.removeAttribute("data-defer");
   if (observer) observer.unobserve(block);
+}
+
+/** The swapped-in page's HTML, each widget between the comments made a <template>,
+ * but the page's first: that one is bound with the page wherever it is (a data-defer
+ * block if it is not near the screen), ready before the reader reaches it. */
+function lazify(html) {
+  const first = html.indexOf(LAZY_CLOSE);
+  if (first < 0) return html;
+  let out = "";
+  let at = first + LAZY_CLOSE.length;
+  for (;;) {
+    const open = html.indexOf(LAZY_OPEN, at);
+    const close = open < 0 ? -1 : html.indexOf(LAZY_CLOSE, open);
+    if (close < 0) break;
+    const body = html.slice(open + LAZY_OPEN.length, close);
+    out += `${html.slice(at, open)}<template data-bm-lazy>${body}</template>`;
+    at = close + LAZY_CLOSE.length;
+  }
+  return html.slice(0, first + LAZY_CLOSE.length) + out + html.slice(at);
+}
+
+// The theme turns the next page's HTML into a document with DOMParser (text/html);
+// nothing else on the site parses HTML text. Only pages swapped in are touched: the
+// class is set once the first page is bound.
+const parseFromString = DOMParser.prototype.parseFromString;
+DOMParser.prototype.parseFromString = function parseWithLazyBlocks(text, type) {
+  const swapping = type === "text/html" && typeof text === "string"
+    && document.documentElement.classList.contains(CLASS);
+  return parseFromString.call(this, swapping ? lazify(text) : text, type);
+};
+
+/** The element with this id, moving the lazy block that holds it into the document. */
+export function revealId(id) {
+  const found = document.getElementById(id);
+  if (found || !id) return found;
+  for (const block of document.querySelectorAll(LAZY)) {
+    if (block.content.getElementById(id)) {
+      reveal(block);
+      return document.getElementById(id);
+    }
+  }
+  return null;
+}
+
+/** The first widget of a calculator on the page, in a lazy block or not. */
+export function firstOf(calc) {
+  const widget = `[data-calc="${CSS.escape(calc)}"]`;
+  for (const el of document.querySelectorAll(`${widget}, ${LAZY}`)) {
+    if (!isLazy(el)) return el;
+    const inside = el.content.querySelector(widget);
+    if (inside) return inside;
+  }
+  return null;
 }
 
 const whenIdle = typeof window.requestIdleCallback === "function"
@@ -35,7 +119,7 @@ function revealWhenIdle() {
   idleChain = page;
   const step = () => {
     if (page !== pageCount) return; // the reader left that page: its blocks are going
-    const next = document.querySelector(SELECTOR);
+    const next = document.querySelector(SELECTOR); // a revealed block matches no more
     if (!next) {
       idleChain = -1;
       return;
@@ -79,7 +163,7 @@ export function revealAround() {
     return box.bottom > 0 && box.top < 2 * innerHeight;
   };
   for (let pass = 0; pass < 4; pass += 1) {
-    const found = blocks.filter((b) => b.hasAttribute("data-defer") && near(b));
+    const found = blocks.filter((b) => pending(b) && near(b));
     if (!found.length) break;
     found.forEach(reveal);
   }
@@ -97,7 +181,7 @@ export function revealAround() {
     observer = observer || new IntersectionObserver((entries) => {
       for (const entry of entries) if (entry.isIntersecting) reveal(entry.target);
     }, { rootMargin: "100% 0px" });
-    for (const block of blocks) if (block.hasAttribute("data-defer")) observer.observe(block);
+    for (const block of blocks) if (pending(block)) observer.observe(block);
     revealWhenIdle();
   };
   const timer = setTimeout(later, SETTLE_MS);
@@ -110,3 +194,22 @@ export function revealAround() {
   };
   for (const type of MOVES) addEventListener(type, onMove, { capture: true, passive: true });
 }
+
+// A link to an element still in a lazy block, on this page: bring the block in first,
+// so that the browser (or the theme) finds the element to scroll to. Capture phase:
+// before either handles the click.
+document.addEventListener("click", (event) => {
+  const link = event.target instanceof Element ? event.target.closest("a[href*='#']") : null;
+  if (!link) return;
+  const url = new URL(link.getAttribute("href"), location.href);
+  if (url.pathname === location.pathname && url.hash.length > 1) {
+    revealId(decodeURIComponent(url.hash.slice(1)));
+  }
+}, { capture: true });
+addEventListener("hashchange", () => {
+  const id = decodeURIComponent(location.hash.slice(1));
+  if (id && !document.getElementById(id) && revealId(id)) location.replace(location.hash);
+});
+// Printing shows the whole page.
+addEventListener("beforeprint", revealAll);
+

@@ -8,6 +8,7 @@ import {
   exampleInputs, readInputs, setState, setStatus, showNotices, writeInputs,
 } from "./dom.js";
 import { addFoldedInputs } from "./form.js";
+import { firstOf } from "./reveal.js";
 
 const MAX_QUERY = 16000;
 // Query keys that belong to the theme (search highlighting), not to calculators.
@@ -18,8 +19,8 @@ const copyTimers = new WeakMap();
 
 /** The keys a widget answers to: its id, and its calculator's id if it is the first. */
 export function keysFor(widget) {
-  const first = document.querySelector(`[data-calc="${CSS.escape(widget.dataset.calc)}"]`);
-  return first === widget ? [widget.id, widget.dataset.calc] : [widget.id];
+  // The first in the page, counting widgets still held in lazy blocks (reveal.js).
+  return firstOf(widget.dataset.calc) === widget ? [widget.id, widget.dataset.calc] : [widget.id];
 }
 
 function linkKey(widget) {
