@@ -15,7 +15,7 @@ import {
   addFoldedInputs, applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions,
   presetsEdited, rememberInAddress,
 } from "./form.js";
-import { onReveal, revealAll, revealAround, revealId, stopRevealing } from "./reveal.js";
+import { onReveal, revealAll, revealAround, revealTarget, stopRevealing } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
 const LIVE_IDLE = "Live: change any input to recompute in your browser.";
@@ -347,24 +347,17 @@ function bindAll() {
   for (const box of document.querySelectorAll(".md-typeset__scrollwrap:not([tabindex])")) {
     box.tabIndex = 0;
   }
-  const back = returning.path === location.pathname ? returning : null;
+  const back = returning;
   returning = { path: "", x: 0, y: -1 };
-  if (back && back.y >= 0) {
+  if (back.path === location.pathname && back.y >= 0) {
     // Back or Forward: the offset the reader left only lands on the same place with
     // every widget at its real height. (The theme's own jump to an address's anchor
     // also fires popstate, with no offset: that is not a return.)
     revealAll();
     window.scrollTo(back.x, back.y);
-  } else if (carriesInputs()) {
-    revealAll(); // a link's inputs: every widget they may name must be there to take them
-  }
-  if (location.hash.length > 1 && !(back && back.y >= 0)) {
-    // An address that points into a widget still held in a lazy block (reveal.js): the
-    // theme found nothing to scroll to. Bring it in and jump to it again, as the theme
-    // does (a jump to the same address replaces the history entry, and sets :target,
-    // whose scroll margin keeps the widget clear of the sticky header).
-    const id = decodeURIComponent(location.hash.slice(1));
-    if (!document.getElementById(id) && revealId(id)) location.replace(location.hash);
+  } else {
+    if (carriesInputs()) revealAll(); // every widget a link's inputs may name is there
+    revealTarget(); // an anchor in a widget the swap held in a lazy block (reveal.js)
   }
   revealAround();
   const widgets = allWidgets();

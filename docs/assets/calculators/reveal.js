@@ -86,9 +86,10 @@ DOMParser.prototype.parseFromString = function parseWithLazyBlocks(text, type) {
 };
 
 /** The element with this id, moving the lazy block that holds it into the document. */
-export function revealId(id) {
+function revealId(id) {
+  if (!id) return null;
   const found = document.getElementById(id);
-  if (found || !id) return found;
+  if (found) return found;
   for (const block of document.querySelectorAll(LAZY)) {
     if (block.content.getElementById(id)) {
       reveal(block);
@@ -96,6 +97,23 @@ export function revealId(id) {
     }
   }
   return null;
+}
+
+function idOf(hash) {
+  try {
+    return hash.length > 1 ? decodeURIComponent(hash.slice(1)) : "";
+  } catch {
+    return ""; // a malformed anchor names nothing here
+  }
+}
+
+/** An address whose anchor is in a lazy block: the browser (or the theme) found
+ * nothing to scroll to. Bring the block in and jump to the anchor again, as the theme
+ * does: a jump to the same address replaces the history entry, and sets :target, whose
+ * scroll margin keeps the element clear of the sticky header. */
+export function revealTarget() {
+  const id = idOf(location.hash);
+  if (id && !document.getElementById(id) && revealId(id)) location.replace(location.hash);
 }
 
 /** The first widget of a calculator on the page, in a lazy block or not. */
@@ -201,15 +219,15 @@ export function revealAround() {
 document.addEventListener("click", (event) => {
   const link = event.target instanceof Element ? event.target.closest("a[href*='#']") : null;
   if (!link) return;
-  const url = new URL(link.getAttribute("href"), location.href);
-  if (url.pathname === location.pathname && url.hash.length > 1) {
-    revealId(decodeURIComponent(url.hash.slice(1)));
+  let url;
+  try {
+    url = new URL(link.getAttribute("href"), location.href);
+  } catch {
+    return;
   }
+  if (url.pathname === location.pathname) revealId(idOf(url.hash));
 }, { capture: true });
-addEventListener("hashchange", () => {
-  const id = decodeURIComponent(location.hash.slice(1));
-  if (id && !document.getElementById(id) && revealId(id)) location.replace(location.hash);
-});
+addEventListener("hashchange", revealTarget);
 // Printing shows the whole page.
 addEventListener("beforeprint", revealAll);
 
