@@ -343,12 +343,10 @@ def _segments(bars: list[tuple[str, list[tuple[str, float]]]], colours: dict[str
         drawn = [(name, value) for name, value in segments if value]
         parts = ", ".join(f"{name} {_label(value)}" for name, value in drawn)
         title = f"<title>{escape(label)}: {escape(parts or '0')}</title>"
-        rects = []
-        base = 0.0
-        for name, value in segments:
-            if value:
-                box = rect(index, base, value)  # type: ignore[operator]
-                rects.append(f'<rect class="bm-fill-{colours[name]}" {box}')
+        rects, base = [], 0.0
+        for name, value in drawn:  # parts of zero add nothing to the base either
+            rects.append(f'<rect class="bm-fill-{colours[name]}" '
+                         f'{rect(index, base, value)}')  # type: ignore[operator]
             base += value
         if len(rects) == 1:  # the title inside the one rect: no group needed
             body.append(f"{rects[0]}>{title}</rect>")

@@ -70,6 +70,9 @@ def test_every_widget_sits_alone_between_the_lazy_markers(pages: dict[Path, Page
             assert body.count('<section class="bm-calc" ') == 1, page
         assert html.count(LAZY_OPEN) == html.count(LAZY_CLOSE) == len(pairs), page
     assert sum(len(scan.widgets) for scan in pages.values()) > 50
+    # The page script that turns the pairs into templates looks for the same markers.
+    reveal = (ROOT / "docs" / "assets" / "calculators" / "reveal.js").read_text()
+    assert f'"{LAZY_OPEN}"' in reveal and f'"{LAZY_CLOSE}"' in reveal
 
 
 def test_widget_ids_unique_per_page(pages: dict[Path, PageScan]) -> None:

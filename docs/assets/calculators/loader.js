@@ -71,8 +71,7 @@ async function compute(widget) {
   // them; instead it is computed once, when the running one answers, with the inputs
   // as they are then.
   if (entry.busy) {
-    entry.again = true;
-    setState(widget, "loading");
+    entry.again = true; // schedule() has already marked the widget loading
     return;
   }
   entry.busy = true;
