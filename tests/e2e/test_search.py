@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 import pytest
-from playwright.sync_api import TimeoutError as PlaywrightTimeout
+from playwright.sync_api import expect
 
 if TYPE_CHECKING:
     from playwright.sync_api import Page
@@ -53,15 +53,18 @@ def test_keyboard_shortcut_opens_search_and_loads_the_index(
     # Typed outside the search box, "p" is the theme's previous-page key: once, in a
     # loaded CI run, the query took the page to the previous chapter instead. So type
     # only once the box has focus, pressing "/" again as a reader would if it had not.
-    focused = "document.activeElement?.classList.contains('md-search__input')"
+    # The wait is the locator's focus assertion, not wait_for_function: under the
+    # enforced CSP a string predicate's later polls (by requestAnimationFrame, outside
+    # the DevTools evaluation) are eval calls the policy refuses.
+    box = page.locator(".md-search__input")
     for _ in range(3):
         page.keyboard.press("/")
         try:
-            page.wait_for_function(focused, timeout=2_000)
+            expect(box).to_be_focused(timeout=2_000)
             break
-        except PlaywrightTimeout:
+        except AssertionError:
             continue
-    assert page.evaluate(focused), "the / shortcut did not focus the search box"
+    expect(box, "the / shortcut did not focus the search box").to_be_focused(timeout=1)
     page.keyboard.type("pipeline bubble")
     page.wait_for_selector(RESULT, timeout=15_000)
     assert len(asked) == 1
