@@ -253,25 +253,51 @@ def transfer(
     return before, after, runtime_before
 
 
-def slowest_call() -> dict[str, float | str]:
-    import calculators
+#: Llama 3 405B's architecture (Dubey et al. 2024, Table 3), as the guide's planners use it.
+LLAMA3_405B = {
+    "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8, "ffn_hidden": 53248,
+    "vocab": 128256, "gated_mlp": True, "biases": False, "position_embedding": "rotary",
+    "tied_embeddings": False, "gpu": "h100_sxm"}
+#: The guide's heaviest calls, searches a page waits on (label, calculator, inputs).
+#: Timed here, not in the tests: a wall-clock assertion fails on a loaded CI machine;
+#: the unit tests bound each search's work (layouts costed) instead.
+HEAVY_CALLS: tuple[tuple[str, str, dict[str, object]], ...] = (
+    ("planner, Llama 3 405B, 131,072 tokens, 16,384 H100s", "parallel_plan",
+     {**LLAMA3_405B, "seq_len": 131072, "num_gpus": 16384, "global_batch": 2048}),
+    ("planner, Llama 3 405B, 8,192 tokens, 16,384 H100s", "parallel_plan",
+     {**LLAMA3_405B, "seq_len": 8192, "num_gpus": 16384, "global_batch": 2048}),
+    ("planner, GPT-3 on 4,096 GPUs", "parallel_plan", {"num_gpus": 4096, "global_batch": 4096}),
+    ("MoE planner, DeepSeek-V3 on 2,048 GPUs", "moe_plan", {}),
+    ("sizing, GPT-3 in 34 days (capstone)", "cluster_sizing", {"goodput": 1}),
+    ("sizing, Llama 3 70B, deadline missed", "cluster_sizing",
+     {"layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
+      "vocab": 128256, "seq_len": 8192, "gated_mlp": True, "biases": False,
+      "position_embedding": "rotary", "tied_embeddings": False, "gpu": "h100_sxm",
+      "tokens": 15e12, "deadline_days": 30, "global_batch": 512, "utilization": 0.5,
+      "flops_per_param_token": 6}),
+    ("sizing, a trillion-parameter sparse model", "cluster_sizing",
+     {"model_kind": "sparse", "num_tables": 1000, "rows_per_table": 93.75e6,
+      "embedding_dim": 128, "gpu": "h100_sxm"}),
+)
+#: What a reader may wait for one of them, in the browser's runtime.
+HEAVY_CALL_PYODIDE_MS = 1000.0
 
-    calc_id, inputs = "training_compute", {}
-    if "parallel_plan" in calculators.REGISTRY:
-        # The planner's slowest search in the guide: Llama 3 405B at 131,072 tokens on
-        # 16,384 H100s, every dimension (TP, CP, PP, DP, micro-batch) free.
-        calc_id, inputs = "parallel_plan", {
-            "layers": 126, "hidden": 16384, "heads": 128, "kv_heads": 8,
-            "ffn_hidden": 53248, "vocab": 128256, "seq_len": 131072, "gated_mlp": True,
-            "biases": False, "position_embedding": "rotary", "tied_embeddings": False,
-            "gpu": "h100_sxm", "num_gpus": 16384, "global_batch": 2048}
-    native = []
-    for _ in range(5):
-        started = time.perf_counter()
-        calculators.compute(calc_id, **inputs)
-        native.append((time.perf_counter() - started) * 1000)
+
+def heavy_calls() -> list[dict[str, Any]]:
+    """Each of HEAVY_CALLS, the median of 5 runs natively and in the pinned Pyodide
+    (Node, each call after a first one: the worker's runtime is warm by then)."""
+    import calculators
     from bigmodel_guide import bundle
 
+    native: list[float] = []
+    for _, calc_id, inputs in HEAVY_CALLS:
+        calculators.compute(calc_id, **inputs)
+        runs = []
+        for _ in range(5):
+            started = time.perf_counter()
+            calculators.compute(calc_id, **inputs)
+            runs.append((time.perf_counter() - started) * 1000)
+        native.append(statistics.median(runs))
     with tempfile.TemporaryDirectory() as tmp:
         made = bundle.prepare(
             ROOT / "calculators",
@@ -280,7 +306,8 @@ def slowest_call() -> dict[str, float | str]:
             Path(tmp),
         )
         cases = Path(tmp) / "cases.json"
-        cases.write_text(json.dumps([[calc_id, inputs]] * 5))
+        cases.write_text(json.dumps(
+            [[calc_id, inputs] for _, calc_id, inputs in HEAVY_CALLS for _ in range(6)]))
         done = subprocess.run(
             ["node", str(ROOT / "tests/pyodide/run_calculators.mjs"), str(made.wheel), str(cases)],
             capture_output=True,
@@ -288,12 +315,16 @@ def slowest_call() -> dict[str, float | str]:
             check=True,
             cwd=ROOT,
         )
-    in_pyodide = [a["ms"] for a in json.loads(done.stdout)["answers"]]
-    return {
-        "calculator": f"{calc_id} {inputs}",
-        "native_ms": statistics.median(native),
-        "pyodide_ms": statistics.median(in_pyodide),
-    }
+    answers = json.loads(done.stdout)["answers"]
+    return [
+        {
+            "call": label,
+            "calculator": calc_id,
+            "native_ms": native[i],
+            "pyodide_ms": statistics.median(a["ms"] for a in answers[6 * i + 1:6 * i + 6]),
+        }
+        for i, (label, calc_id, _) in enumerate(HEAVY_CALLS)
+    ]
 
 
 def spread(values: list[float]) -> dict[str, float]:
@@ -355,7 +386,7 @@ def main() -> int:
             "warm_live_ms": spread(warm),
             "second_page_live_ms": spread([run[headline] for run in second_runs]),
         },
-        "slowest_call": slowest_call(),
+        "heavy_calls": heavy_calls(),
         # Before the first interaction, no runtime byte: only the page and its loader.
         "runtime_bytes_before_interaction": runtime_before,
         "machine": {"cpus": os.cpu_count(), "python": sys.version.split()[0]},
@@ -368,6 +399,12 @@ def main() -> int:
     figures["targets"] = {
         name: {"at_most": limit, "measured": figures[name], "met": figures[name] <= limit}
         for name, limit in TARGETS.items()
+    } | {
+        f"Pyodide {call['call']}": {
+            "at_most": HEAVY_CALL_PYODIDE_MS, "measured": call["pyodide_ms"],
+            "met": call["pyodide_ms"] <= HEAVY_CALL_PYODIDE_MS,
+        }
+        for call in figures["heavy_calls"]
     } | {
         # Every page's median, not only the headline's: the slowest must meet it too.
         "second_page_live_ms_slowest_page": {
@@ -391,11 +428,9 @@ def main() -> int:
         verdict = "met" if target["met"] else "MISSED"
         measured, limit = target["measured"], target["at_most"]
         print(f"{'target ' + name:<34} {measured:,.3f} (at most {limit:,}): {verdict}")
-    slow = figures["slowest_call"]
-    print(
-        f"{'slowest call':<34} {slow['calculator']}: native {slow['native_ms']:.1f} ms, "
-        f"Pyodide {slow['pyodide_ms']:.1f} ms"
-    )
+    for call in figures["heavy_calls"]:
+        print(f"{'call ' + call['call']:<34} native {call['native_ms']:,.1f} ms, "
+              f"Pyodide {call['pyodide_ms']:,.1f} ms")
     print(out)
     return 0
 

@@ -6,7 +6,6 @@ agree, inputs are bounded with named errors, and the search is fast."""
 from __future__ import annotations
 
 import json
-import time
 
 import pytest
 
@@ -220,16 +219,13 @@ def test_nothing_fits_warns() -> None:
     assert "smallest needs" in result.computed.warnings[0]
 
 
-def test_default_search_is_fast() -> None:
-    # DeepSeek-V3 on 2,048 GPUs, every size free: natively under 0.5 s, so that Pyodide
-    # (3-5x slower) answers in about two seconds.
-    calculators.compute("moe_plan", num_gpus=64, global_batch=64)
-    best = 1e9
-    for _ in range(3):
-        start = time.perf_counter()
-        calculators.compute("moe_plan")
-        best = min(best, time.perf_counter() - start)
-    assert best < 0.5
+def test_default_search_stays_within_its_budget() -> None:
+    # DeepSeek-V3 on 2,048 GPUs, every size free: the work is the choices costed (about
+    # 10 us each natively). make bench times this call: 0.3-0.4 s natively and about
+    # 0.65 s in Pyodide, under the second a reader may wait. A search that grew would
+    # show here first, on any machine.
+    result = calculators.compute("moe_plan")
+    assert 30_000 <= result.value("layouts_evaluated") <= 35_000
 
 
 # --- cluster_sizing for a mixture of experts ----------------------------------------------

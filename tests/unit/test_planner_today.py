@@ -4,7 +4,6 @@ Llama 3 405B's published layouts (Dubey et al. 2024, Table 4)."""
 
 from __future__ import annotations
 
-import time
 from dataclasses import replace
 
 import pytest
@@ -213,15 +212,10 @@ def test_planner_bubble_is_each_papers(name: str, stages: int, micro: int,
     assert lay.pp_bytes == pytest.approx(64 * sends * 2048 * 12288 * 2 / 8, rel=1e-12)
 
 
-def test_sixteen_thousand_gpu_search_is_fast() -> None:
-    # The slowest search the guide runs: 16,384 GPUs, every dimension free. Natively
-    # well under 0.3 s (Pyodide is a few times slower; make bench measures it there).
-    inputs = {**LLAMA3_405B, "num_gpus": 16384, "global_batch": 2048}
-    calculators.compute("parallel_plan", **inputs)
-    best = 1e9
-    for _ in range(3):
-        start = time.perf_counter()
-        result = calculators.compute("parallel_plan", **inputs)
-        best = min(best, time.perf_counter() - start)
-    assert result.value("layouts_evaluated") > 5_000
-    assert best < 0.3
+def test_sixteen_thousand_gpu_search_stays_within_its_budget() -> None:
+    # The slowest search the guide runs at 8,192 tokens: 16,384 GPUs, every dimension
+    # free. make bench times it (about 0.12 s natively, 0.3 s in Pyodide); here its work,
+    # the layouts costed: the full space, and no more than today's.
+    result = calculators.compute(
+        "parallel_plan", **{**LLAMA3_405B, "num_gpus": 16384, "global_batch": 2048})
+    assert 5_000 < result.value("layouts_evaluated") <= 8_000
