@@ -73,6 +73,30 @@ def test_an_edit_just_before_leaving_survives_back(
     watch.assert_clean()
 
 
+def test_an_edit_just_before_the_back_button_survives_forward(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """The browser's Back, pressed within that moment: the edit is written to the entry
+    being left before the browser moves to the one before it, so Forward brings it."""
+    page, watch = watched_page
+    dense = "#gpt3-parameters"
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector(f"{W}[data-bound='1']")
+    page.click("a.md-nav__link[href$='dense/']")
+    page.wait_for_url("**/dense/")
+    page.wait_for_selector(f"{dense}[data-bound='1']")
+    page.fill(f"{dense} [name=layers]", "80")
+    assert "layers" not in page.evaluate("location.search")  # not written yet
+    page.go_back()
+    page.wait_for_url("**/compute/")
+    page.wait_for_selector(f"{W}[data-bound='1']")
+    page.go_forward()
+    page.wait_for_url("**/dense/**")
+    page.wait_for_function(
+        f"document.querySelector('{dense} [name=layers]')?.value === '80'", timeout=LIVE_MS)
+    assert "layers:80" in page.evaluate("location.search")
+    watch.assert_clean()
+
+
 def test_enter_recomputes_and_copy_status_clears(
         site_url: str, watched_page: tuple[Page, Watch]) -> None:
     page, watch = watched_page

@@ -393,6 +393,20 @@ function leavingFor(event) {
 window.addEventListener("click", (event) => {
   if (rememberTimer && leavingFor(event)) writeRemembered();
 }, { capture: true });
+// The same for the browser's Back and Forward: popstate comes only once the address is
+// the other entry's, too late to write this one. The Navigation API's navigate event
+// comes before (where there is one: Chromium; elsewhere such an edit is lost). Writing
+// the address then cancels the traversal (Chromium does), so it is made again after.
+if (typeof window.navigation?.addEventListener === "function") {
+  window.navigation.addEventListener("navigate", (event) => {
+    if (!rememberTimer || event.navigationType !== "traverse") return;
+    const to = event.destination.index;
+    const from = window.navigation.currentEntry?.index ?? -1;
+    if (to < 0 || from < 0 || to === from) return; // an entry it cannot place: let it be
+    writeRemembered();
+    if (event.signal.aborted) setTimeout(() => history.go(to - from), 0);
+  });
+}
 
 // Leaving the page through a link Material's instant navigation took over (it prevents
 // the default): release focus first. The swap removes the focused element (the clicked
