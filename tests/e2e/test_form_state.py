@@ -84,8 +84,9 @@ def test_an_edit_just_before_the_back_button_survives_forward(
     page.click("a.md-nav__link[href$='dense/']")
     page.wait_for_url("**/dense/")
     page.wait_for_selector(f"{dense}[data-bound='1']")
+    # Back at once, well within the moment before the address is written (not asserted
+    # in between: on a loaded machine the check itself could outlast that moment).
     page.fill(f"{dense} [name=layers]", "80")
-    assert "layers" not in page.evaluate("location.search")  # not written yet
     page.go_back()
     page.wait_for_url("**/compute/")
     page.wait_for_selector(f"{W}[data-bound='1']")
