@@ -16,6 +16,7 @@ hides data-parallel traffic. Expert gradients reduce over the EDP group.
 
 from __future__ import annotations
 
+import heapq
 import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -40,6 +41,7 @@ if TYPE_CHECKING:
     from calculators.formulas.layout import Cluster
     from calculators.formulas.memory import StateBytes
     from calculators.formulas.moe import MoeArchitecture
+    from calculators.formulas.moe_base import _Experts
     from calculators.formulas.placement import Dims
 
 __all__ = ["ExpertComm", "Search", "evaluate", "search"]
@@ -49,8 +51,8 @@ __all__ = ["ExpertComm", "Search", "evaluate", "search"]
 class Search:
     """The search's answer: the layouts that fit, fastest first (ties to less memory),
     how many choices were costed, and the least memory any costed choice needed. With
-    a ``tolerance``, ``layouts`` holds only those within it of the fastest, and
-    ``fitting`` counts them all."""
+    a ``tolerance``, ``layouts`` holds only those within it of the fastest (and, with
+    ``keep``, the ``keep`` fastest too), and ``fitting`` counts them all."""
 
     layouts: list[Layout]
     evaluated: int
@@ -86,12 +88,75 @@ class _Setup:
                         micro_batches=self.global_batch // (dims.dp * micro_batch))
 
 
+#: One choice of a search: the (dims, micro-batch) base, the EP size, recomputation,
+#: ZeRO stage and shard group.
+Choice = tuple["_MoeBase", "_Experts", str, int, int]
+
+
+class _Collected:
+    """The layouts a search returns, gathered as it walks the choices that fit: every
+    one (no tolerance), or those that could be within its bound (see ``search``): the
+    tolerance of the fastest so far and, with ``keep``, the ``keep``-th fastest so far,
+    whose step times a max-heap holds (negated)."""
+
+    def __init__(self, tolerance: float | None, keep: int | None) -> None:
+        self.tolerance, self.keep = tolerance, keep
+        self.layouts: list[Layout] = []
+        self.choices: list[tuple[float, Choice]] = []  # with keep: built at the end
+        self.fastest: list[float] = []
+        self.best = self.limit = math.inf  # the fastest step so far, and the bound it sets
+
+    def bound(self) -> float:
+        assert self.tolerance is not None
+        bound = self.best * (1.0 + self.tolerance)
+        if self.keep is not None and len(self.fastest) == self.keep:
+            return max(bound, -self.fastest[0])
+        return bound if self.keep is None else math.inf
+
+    def cost(self, choice: Choice, compared: bool) -> float:
+        """A choice's step time, the layout kept if it could be within the bound; with a
+        tolerance, infinite for a choice skipped on its floor (never one ``compared``)."""
+        base, ex, recompute, zero, shard = choice
+        if self.tolerance is None:
+            lay = base.layout(ex, recompute, zero, shard)
+            self.layouts.append(lay)
+            return lay.step_s
+        if not compared and base.moe_step_floor(ex, recompute) > self.limit:
+            return math.inf
+        step = base.moe_step_s(ex, recompute, zero, shard)
+        if step <= self.limit:
+            if self.keep is None:
+                self.layouts.append(base.layout(ex, recompute, zero, shard))
+            else:
+                self.choices.append((step, choice))
+                if len(self.fastest) < self.keep:
+                    heapq.heappush(self.fastest, -step)
+                else:
+                    heapq.heappushpop(self.fastest, -step)
+            self.best = min(self.best, step)
+            self.limit = self.bound() * (1.0 + FLOOR_SLACK)
+        return step
+
+    def result(self) -> list[Layout]:
+        """The layouts, fastest first (ties to less memory); with a tolerance, those
+        within the final bound (the same as formulas.ranking.preferred's for the
+        tolerance alone)."""
+        layouts = self.layouts
+        if self.tolerance is not None:
+            bound = self.bound()
+            layouts = ([lay for lay in layouts if lay.step_s <= bound] if self.keep is None
+                       else [b.layout(ex, r, z, sh) for step, (b, ex, r, z, sh) in self.choices
+                             if step <= bound])
+        layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
+        return layouts
+
+
 def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: StateBytes,
            global_batch: int, *, comm: ExpertComm | None = None, tp: int | None = None,
            pp: int | None = None, dp: int | None = None, cp: int | None = None,
            ep: int | None = None, micro_batch: int | None = None,
            options: Options | None = None, exhaustive: bool = False,
-           tolerance: float | None = None) -> Search:
+           tolerance: float | None = None, keep: int | None = None) -> Search:
     """The EP x TP x CP x PP x DP layouts of ``cluster.num_gpus`` GPUs that fit.
 
     Tensor parallelism stays inside the scale-up domain (Narayanan et al. 2021, Sec.
@@ -112,10 +177,19 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
     is skipped; the choices the EP rule compares are timed in full), and returns those
     within it of the fastest: what formulas.ranking's recommendation and a deadline on
     the step time look at (formulas.planner.search_near does the same for dense models).
+    With ``keep`` as well (moe_plan's use: its table and notes read the first layouts of
+    the recommended order), it also returns the ``keep`` fastest, every layout up to the
+    step time of the ``keep``-th (ties come together), and costs in full only the
+    choices whose floor is within the larger of the two bounds; it builds the layouts
+    it returns once the search is done. A choice skipped on its floor is slower than
+    the bound when it was skipped, which never grows, so the result is the same as
+    building every layout and keeping those within the final bound.
     Raises ValidationError("num_gpus") when there are too many layouts to search,
     ValueError when the node limit cannot hold k experts."""
     if tolerance is not None and not 0.0 <= tolerance <= 1.0:
         raise ValueError(f"tolerance must be in [0, 1], got {tolerance}")
+    if keep is not None and (tolerance is None or keep < 1 or exhaustive):
+        raise ValueError("keep needs a tolerance, at least 1, and a pruned search")
     setup = _Setup(model, seq_len, cluster, per_param=per_param, global_batch=global_batch,
                    comm=comm or ExpertComm(), options=options or Options())
     fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
@@ -130,9 +204,8 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
         raise ValidationError("num_gpus", f"{cluster.num_gpus} GPUs give too many layouts to "
                               f"search here ({len(candidates)} sizes and micro-batches); fix "
                               "ep, tp, cp or pp, or pick a GPU count with fewer divisors")
-    layouts: list[Layout] = []
+    collected = _Collected(tolerance, keep)
     evaluated, smallest, fitting = 0, math.inf, 0
-    best = limit = math.inf  # the fastest fitting layout so far, and the bound it sets
     for dims, b, sizes in candidates:
         base = setup.base(dims, b)
         shardings = _shardings(base.group, base.group_pd)
@@ -151,19 +224,7 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
                         continue
                     fitting += 1
                     compared = recompute == "none" and (zero, shard) == shardings[0]
-                    if tolerance is None:
-                        lay = base.layout(ex, recompute, zero, shard)
-                        layouts.append(lay)
-                        step = lay.step_s
-                    else:
-                        step = (base.moe_step_s(ex, recompute, zero, shard)
-                                if compared or base.moe_step_floor(ex, recompute) <= limit
-                                else math.inf)
-                        if step <= limit:
-                            layouts.append(base.layout(ex, recompute, zero, shard))
-                            if step < best:
-                                best = step
-                                limit = best * (1.0 + tolerance) * (1.0 + FLOOR_SLACK)
+                    step = collected.cost((base, ex, recompute, zero, shard), compared)
                     if compared:
                         fastest = step
                     if not exhaustive:
@@ -172,10 +233,7 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
                 if fastest >= previous:
                     break
                 previous = fastest
-    if tolerance is not None:  # the same bound as formulas.ranking.preferred's
-        layouts = [lay for lay in layouts if lay.step_s <= best * (1.0 + tolerance)]
-    layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
-    return Search(layouts, evaluated, smallest, fitting)
+    return Search(collected.result(), evaluated, smallest, fitting)
 
 
 def evaluate(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: StateBytes,

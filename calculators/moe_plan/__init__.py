@@ -6,12 +6,13 @@ shares with the sizing are inputs.moe_planner."""
 from __future__ import annotations
 
 import math
+from typing import TYPE_CHECKING
 
 from calculators.core import charts
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
 from calculators.core.spec import ValidationError as Invalid
 from calculators.formulas.moe_layers import model_flops_per_token
-from calculators.formulas.moe_planner import search
+from calculators.formulas.moe_planner import Search, search
 from calculators.formulas.ranking import distinct, preferred
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
@@ -21,6 +22,10 @@ from calculators.inputs.moe_planner import (
     moe_planner_options,
 )
 from calculators.moe_plan.notes import GB, expert_dp, explain, row
+
+if TYPE_CHECKING:
+    from calculators.formulas.layout import Layout
+    from calculators.formulas.moe import MoeArchitecture
 
 _SIZES = ("tp", "cp", "pp", "dp", "ep")
 
@@ -55,28 +60,66 @@ RESULT_NAMES = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "reco
                 "alltoall_to_compute", "dp_comm_time", "dp_exposed_time")
 
 
-def _moe_plan(inputs: Inputs) -> Computed:
-    model = moe_architecture(inputs)
-    fixed = _fixed(inputs, model.routed_experts)
-    cluster, seq = planner_cluster(inputs), inputs.whole("seq_len")
-    global_batch = inputs.whole("global_batch")
+#: The notes name the winner and up to three other layouts (moe_plan.notes.explain).
+NOTED_LAYOUTS = 4
+#: Layouts built per row of the table (formulas.moe_planner.search's ``keep``), past
+#: those within the tolerance: a row lists a layout once whatever ZeRO stages tie on
+#: it, and there are at most five of those (formulas.planner._shardings).
+BUILT_PER_ROW = 5
+
+
+def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None],
+            keep: int | None) -> Search:
+    """The planner's search on these inputs; with ``keep``, the layouts within the
+    ranking tolerance and the ``keep`` fastest (see formulas.moe_planner.search)."""
     try:
-        found = search(model, seq, cluster, planner_state_bytes(inputs), global_batch,
-                       comm=expert_comm(inputs), options=moe_planner_options(inputs),
-                       tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
-                       ep=fixed["ep"], micro_batch=fixed["micro_batch"])
+        return search(model, inputs.whole("seq_len"), planner_cluster(inputs),
+                      planner_state_bytes(inputs), inputs.whole("global_batch"),
+                      comm=expert_comm(inputs), options=moe_planner_options(inputs),
+                      tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
+                      ep=fixed["ep"], micro_batch=fixed["micro_batch"],
+                      tolerance=inputs.num("rank_tolerance") if keep else None, keep=keep)
     except ValueError as err:  # k experts cannot fit in M nodes
         if isinstance(err, Invalid):
             raise
         raise Invalid("max_nodes_per_token", str(err)) from None
+
+
+def _ranked(inputs: Inputs, model: MoeArchitecture,
+            fixed: dict[str, int | None]) -> tuple[Search, list[Layout]]:
+    """The search and its layouts that fit, recommended first (formulas.ranking).
+
+    Building a layout costs more than timing it, and the table and notes read only the
+    first of the recommended order: the layouts within the tolerance (simplest first),
+    then the fastest of the rest. So the search builds those within the tolerance and,
+    past them, enough of the fastest for the table's rows; the recommended order of
+    those is the start of the order of all of them. If the rows or the layouts the
+    notes name would run past them, the search is run again, building every layout."""
+    top = inputs.whole("top")
+    found = _search(inputs, model, fixed, keep=BUILT_PER_ROW * (top + NOTED_LAYOUTS))
+    tolerance = inputs.num("rank_tolerance")
+    fitting = preferred(found.layouts, tolerance)
+    enough = (len(distinct(fitting, top)) == top
+              and len({lay.dims.label() for lay in fitting}) >= NOTED_LAYOUTS)
+    if len(found.layouts) < found.fitting and not enough:
+        found = _search(inputs, model, fixed, keep=None)
+        fitting = preferred(found.layouts, tolerance)
+    return found, fitting
+
+
+def _moe_plan(inputs: Inputs) -> Computed:
+    model = moe_architecture(inputs)
+    fixed = _fixed(inputs, model.routed_experts)
+    cluster = planner_cluster(inputs)
+    global_batch = inputs.whole("global_batch")
+    found, fitting = _ranked(inputs, model, fixed)
     if not found.evaluated:
         raise Invalid("global_batch", f"no layout of {cluster.num_gpus} GPUs divides a global "
                       f"batch of {global_batch} sequences and the {model.routed_experts} "
                       "experts with these constraints")
     tolerance = inputs.num("rank_tolerance")
-    fitting = preferred(found.layouts, tolerance)
     values: dict[str, float | bool | str | None] = {
-        "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(len(fitting))}
+        "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(found.fitting)}
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
         return Computed(values=values, warnings=[
@@ -85,6 +128,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
             f"{found.smallest_bytes / GB:,.1f} GB. More GPUs, a larger EP, or a larger GPU "
             "are needed."])
     best = fitting[0]
+    seq = inputs.whole("seq_len")
     tokens = global_batch * seq
     model_flops = model_flops_per_token(model, seq) * tokens
     mem = best.memory
@@ -109,7 +153,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
         ("#", "TP x CP x PP x DP, EP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
          "EP alltoall", "TP + CP comm", "DP comm", "Step"),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
-        caption=f"The first {len(top)} distinct layouts of the {len(fitting)} that fit "
+        caption=f"The first {len(top)} distinct layouts of the {found.fitting} that fit "
                 f"({found.evaluated} choices costed): those within {tolerance:.0%} of the "
                 "fastest, simplest first (fewest GPUs holding a replica, then fewest "
                 "parallel dimensions), then the rest by step time. Communication per step: "

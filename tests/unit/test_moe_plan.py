@@ -6,10 +6,12 @@ agree, inputs are bounded with named errors, and the search is fast."""
 from __future__ import annotations
 
 import json
+from typing import Any
 
 import pytest
 
 import calculators
+from calculators import moe_plan
 from calculators.catalogues import presets
 from calculators.catalogues.moe_models import DEEPSEEK_V3, MIXTRAL_8X7B, QWEN3_235B_A22B
 from calculators.core.cli import main
@@ -126,6 +128,69 @@ def test_pruning_keeps_the_winner() -> None:
         assert quick[0].step_s == full[0].step_s
 
 
+@pytest.mark.parametrize(("model", "gpus", "batch"), [
+    (MIXTRAL_8X7B.architecture, 1024, 1024), (QWEN3_235B_A22B.architecture, 2048, 2048),
+    (DEEPSEEK_V3.architecture, 2048, 15360)])
+@pytest.mark.parametrize("tolerance", [0.0, 0.05, 0.3])
+@pytest.mark.parametrize("keep", [1, 7, 60])
+def test_keep_builds_the_fastest_and_those_within_the_tolerance(
+        model: MoeArchitecture, gpus: int, batch: int, tolerance: float,
+        keep: int) -> None:
+    # The same as building every layout that fits and keeping those within the tolerance
+    # of the fastest, or up to the keep-th fastest's step time: layout for layout, in
+    # the same order, with the same counts.
+    where = (model, 4096, cluster(gpus), STATES, batch)
+    every = moe_planner.search(*where)
+    kept = moe_planner.search(*where, tolerance=tolerance, keep=keep)
+    steps = sorted(lay.step_s for lay in every.layouts)
+    bound = max(steps[0] * (1.0 + tolerance), steps[min(keep, len(steps)) - 1])
+    assert kept.layouts == [lay for lay in every.layouts if lay.step_s <= bound]
+    assert len(kept.layouts) < len(every.layouts)
+    assert (kept.evaluated, kept.fitting, kept.smallest_bytes) == (
+        every.evaluated, every.fitting, every.smallest_bytes)
+
+
+def test_keep_needs_a_tolerance_and_a_pruned_search() -> None:
+    where = (MIXTRAL_8X7B.architecture, 4096, cluster(64), STATES, 64)
+    for bad in ({"keep": 5}, {"keep": 0, "tolerance": 0.05},
+                {"keep": 5, "tolerance": 0.05, "exhaustive": True}):
+        with pytest.raises(ValueError, match="keep"):
+            moe_planner.search(*where, **bad)  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("inputs", [
+    {}, {"top": "100", "rank_tolerance": "0"}, {"num_gpus": "1024", "gpu": "h200"},
+    {"rank_tolerance": "0.3", "schedule": "zb_h1"}])
+@pytest.mark.parametrize("first_keep", [None, 1])
+def test_the_plan_is_the_same_as_from_every_layout(
+        inputs: dict[str, str], first_keep: int | None,
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    # moe_plan builds only the layouts its table and notes can read, and runs the search
+    # again, building every layout, when they would run short (forced here with a first
+    # search that keeps 1 and a table of 100 rows). Building every layout from the
+    # start (a keep past them all) gives the same answer, table, notes and chart.
+    calc = calculators.REGISTRY["moe_plan"]
+    with monkeypatch.context() as patch:
+        patch.setattr(moe_plan, "BUILT_PER_ROW", 10**6)
+        every = calc.compute(inputs).to_dict()
+    searches: list[int | None] = []
+    real = moe_plan._search
+
+    def watched(*args: Any, keep: int | None) -> moe_planner.Search:
+        if keep is not None and first_keep is not None:
+            keep = first_keep
+        searches.append(keep)
+        return real(*args, keep=keep)
+
+    monkeypatch.setattr(moe_plan, "_search", watched)
+    assert calc.compute(inputs).to_dict() == every
+    top = int(inputs.get("top", 10))
+    if first_keep is None:  # moe_plan's own keep: one search
+        assert searches == [moe_plan.BUILT_PER_ROW * (top + moe_plan.NOTED_LAYOUTS)]
+    elif inputs.get("top") == "100":  # the rows run past the one layout kept
+        assert searches == [1, None]
+
+
 # --- DeepSeek-V3's published layout ------------------------------------------------------
 
 
@@ -221,9 +286,9 @@ def test_nothing_fits_warns() -> None:
 
 def test_default_search_stays_within_its_budget() -> None:
     # DeepSeek-V3 on 2,048 GPUs, every size free: the work is the choices costed (about
-    # 10 us each natively). make bench times this call: 0.3-0.4 s natively and about
-    # 0.65 s in Pyodide, under the second a reader may wait. A search that grew would
-    # show here first, on any machine.
+    # 5 us each natively). make bench times this call: about 0.18 s natively and 0.3 s
+    # in Pyodide, under the second a reader may wait. A search that grew would show
+    # here first, on any machine.
     result = calculators.compute("moe_plan")
     assert 30_000 <= result.value("layouts_evaluated") <= 35_000
 
