@@ -94,28 +94,29 @@ Choice = tuple["_MoeBase", "_Experts", str, int, int]
 
 
 class _Collected:
-    """The layouts a search returns, gathered as it walks the choices that fit: every
-    one (no tolerance), or those that could be within its bound (see ``search``): the
-    tolerance of the fastest so far and, with ``keep``, the ``keep``-th fastest so far,
-    whose step times a max-heap holds (negated)."""
+    """The layouts a search returns, gathered as it walks the choices that fit. Without
+    a tolerance, every one is built. With one, a choice is timed and kept only if it
+    could be within the search's bound (see ``search``): the tolerance of the fastest
+    so far and, with ``keep``, the ``keep``-th fastest so far, whose step times a
+    max-heap holds (negated); the ones within the final bound are built at the end."""
 
     def __init__(self, tolerance: float | None, keep: int | None) -> None:
         self.tolerance, self.keep = tolerance, keep
-        self.layouts: list[Layout] = []
-        self.choices: list[tuple[float, Choice]] = []  # with keep: built at the end
+        self.layouts: list[Layout] = []  # without a tolerance
+        self.choices: list[tuple[float, Choice]] = []  # with one
         self.fastest: list[float] = []
         self.best = self.limit = math.inf  # the fastest step so far, and the bound it sets
 
     def bound(self) -> float:
         assert self.tolerance is not None
         bound = self.best * (1.0 + self.tolerance)
-        if self.keep is not None and len(self.fastest) == self.keep:
-            return max(bound, -self.fastest[0])
-        return bound if self.keep is None else math.inf
+        if self.keep is None:
+            return bound
+        return max(bound, -self.fastest[0] if len(self.fastest) == self.keep else math.inf)
 
     def cost(self, choice: Choice, compared: bool) -> float:
-        """A choice's step time, the layout kept if it could be within the bound; with a
-        tolerance, infinite for a choice skipped on its floor (never one ``compared``)."""
+        """A choice's step time; with a tolerance, infinite for a choice skipped on its
+        floor (never one ``compared``)."""
         base, ex, recompute, zero, shard = choice
         if self.tolerance is None:
             lay = base.layout(ex, recompute, zero, shard)
@@ -125,10 +126,8 @@ class _Collected:
             return math.inf
         step = base.moe_step_s(ex, recompute, zero, shard)
         if step <= self.limit:
-            if self.keep is None:
-                self.layouts.append(base.layout(ex, recompute, zero, shard))
-            else:
-                self.choices.append((step, choice))
+            self.choices.append((step, choice))
+            if self.keep is not None:
                 if len(self.fastest) < self.keep:
                     heapq.heappush(self.fastest, -step)
                 else:
@@ -139,14 +138,12 @@ class _Collected:
 
     def result(self) -> list[Layout]:
         """The layouts, fastest first (ties to less memory); with a tolerance, those
-        within the final bound (the same as formulas.ranking.preferred's for the
-        tolerance alone)."""
+        within the final bound (for the tolerance alone, formulas.ranking.preferred's)."""
         layouts = self.layouts
         if self.tolerance is not None:
             bound = self.bound()
-            layouts = ([lay for lay in layouts if lay.step_s <= bound] if self.keep is None
-                       else [b.layout(ex, r, z, sh) for step, (b, ex, r, z, sh) in self.choices
-                             if step <= bound])
+            layouts = [b.layout(ex, r, z, sh) for step, (b, ex, r, z, sh) in self.choices
+                       if step <= bound]
         layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
         return layouts
 
@@ -172,18 +169,17 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
     costs every EP size and every choice that fits).
 
     With a ``tolerance`` (cluster_sizing's use) the search walks the same choices but
-    builds only the layouts that could be within it of the fastest found so far (a
+    times in full only those that could be within it of the fastest found so far (a
     choice whose floor, its step time less the exposed data-parallel time, is past that
     is skipped; the choices the EP rule compares are timed in full), and returns those
     within it of the fastest: what formulas.ranking's recommendation and a deadline on
     the step time look at (formulas.planner.search_near does the same for dense models).
     With ``keep`` as well (moe_plan's use: its table and notes read the first layouts of
     the recommended order), it also returns the ``keep`` fastest, every layout up to the
-    step time of the ``keep``-th (ties come together), and costs in full only the
-    choices whose floor is within the larger of the two bounds; it builds the layouts
-    it returns once the search is done. A choice skipped on its floor is slower than
-    the bound when it was skipped, which never grows, so the result is the same as
-    building every layout and keeping those within the final bound.
+    step time of the ``keep``-th (ties come together), and the bound is the larger of
+    the two. A choice skipped on its floor is slower than the bound when it was skipped,
+    which never grows, so the result is the same as building every layout and keeping
+    those within the final bound; only those are built, once the search is done.
     Raises ValidationError("num_gpus") when there are too many layouts to search,
     ValueError when the node limit cannot hold k experts."""
     if tolerance is not None and not 0.0 <= tolerance <= 1.0:

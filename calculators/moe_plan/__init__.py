@@ -78,7 +78,8 @@ def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None]
                       comm=expert_comm(inputs), options=moe_planner_options(inputs),
                       tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
                       ep=fixed["ep"], micro_batch=fixed["micro_batch"],
-                      tolerance=inputs.num("rank_tolerance") if keep else None, keep=keep)
+                      tolerance=None if keep is None else inputs.num("rank_tolerance"),
+                      keep=keep)
     except ValueError as err:  # k experts cannot fit in M nodes
         if isinstance(err, Invalid):
             raise
