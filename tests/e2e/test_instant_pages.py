@@ -37,8 +37,10 @@ FOLLOW_AND_REPORT = """async (href) => {
         const blocks = document.querySelectorAll("[data-calc], template[data-bm-lazy]");
         resolve([...blocks].filter((b) => !before.has(b)).map((b) => {
           const lazy = b.tagName === "TEMPLATE";
-          const widget = lazy ? b.content.querySelector("[data-calc]") : b;
-          return { id: widget.id, deferred: lazy || b.hasAttribute("data-defer"), lazy,
+          return { id: lazy ? b.dataset.widget : b.id, lazy,
+                   deferred: lazy || b.hasAttribute("data-defer"),
+                   // a lazy block's HTML is kept as text until revealed: not parsed
+                   parsed: lazy ? b.content.childNodes.length : -1,
                    top: b.getBoundingClientRect().top };
         }));
       }
@@ -72,10 +74,12 @@ def test_a_swapped_in_page_renders_what_is_in_view_first_then_the_rest(
     in_view = [w for w in widgets if w["top"] < height]
     assert in_view and not any(w["deferred"] for w in in_view), in_view
     assert any(w["deferred"] for w in widgets), "the dense chapter defers nothing"
-    # Widgets not near the screen are not even in the document yet: the parser put them
-    # in inert <template>s (reveal.js), so the swap neither inserted nor styled them.
+    # Widgets not near the screen are not even in the document yet: each is an empty
+    # <template> that names it, its HTML kept as text (reveal.js), so the swap neither
+    # parsed, inserted nor styled them.
     lazy = [w for w in widgets if w["lazy"]]
     assert len(lazy) > 10 and all(w["top"] >= height for w in lazy), lazy
+    assert all(w["parsed"] == 0 and w["id"] for w in lazy), lazy
     # The rest follows when the page is idle: every widget, with its form, on screen.
     page.wait_for_function(ALL_RENDERED, timeout=10_000)
     assert page.locator("[data-calc]").count() == len(widgets)
@@ -215,7 +219,7 @@ def test_a_link_into_a_lazy_widget_lands_on_it_and_keys_it_by_its_id(
     header = page.eval_on_selector(".md-header", "h => h.getBoundingClientRect().bottom")
     assert header <= top < page.evaluate("innerHeight") / 2, (header, top)
     held = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
-        .some((t) => t.content.querySelector('#gpt3-on-one-gpu'))"""
+        .some((t) => t.dataset.widget === 'gpt3-on-one-gpu')"""
     assert page.evaluate(held), "gpt3-on-one-gpu was not held back"
     page.fill(f"{widget} [name=tp]", "4")
     page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_MS)
@@ -223,4 +227,25 @@ def test_a_link_into_a_lazy_widget_lands_on_it_and_keys_it_by_its_id(
     keys = [part.split("=", 1)[0] for part in page.evaluate("location.search")[1:].split("&")]
     assert keys == ["gpt3-3d-memory"], keys
     assert page.evaluate(held)  # still held back when the address was written
+    watch.assert_clean()
+
+
+def test_a_link_to_an_element_inside_a_lazy_widget_brings_that_widget_in(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """The anchor is not the widget but a field in it: the lazy block is found by the
+    text it holds (it is not parsed until revealed), brought in, and the field shown."""
+    page, watch = watched_page
+    page.add_init_script("""window.requestIdleCallback = () => 0;
+        window.IntersectionObserver = class { observe() {} unobserve() {} disconnect() {} };""")
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    page.evaluate(FOLLOW_LINK, "../dense/#gpt3-3d-memory-tp")
+    page.wait_for_url("**/dense/#gpt3-3d-memory-tp")
+    page.wait_for_selector("#gpt3-3d-memory[data-bound='1']")
+    top = page.eval_on_selector("#gpt3-3d-memory-tp", "f => f.getBoundingClientRect().top")
+    assert 0 <= top < page.evaluate("innerHeight"), top
+    held = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
+        .map((t) => t.dataset.widget)"""
+    still = page.evaluate(held)
+    assert "gpt3-on-one-gpu" in still and "gpt3-3d-memory" not in still, still
     watch.assert_clean()

@@ -15,21 +15,27 @@
 // into the document, and takes them out again when the reader leaves (the dense
 // chapter's 20 widgets hold 7,000 of its 8,400 elements). So each widget also comes
 // between two comments (<!--bm:lazy--> ... <!--/bm:lazy-->, bigmodel_guide/render.py):
-// a page the browser loads ignores them, and in a page the theme swaps in they become
-// a <template>, whose content the parser keeps out of the document. Revealing such a
-// block moves its content in; the loader binds the widget then (onReveal).
+// a page the browser loads ignores them, and in a page the theme swaps in each becomes
+// an empty <template> placeholder while its HTML stays text here, not parsed at all
+// until the block is revealed (the loader binds the widget then, onReveal). Parsing it
+// into a template's inert content would still cost the swap: DOMParser took 38 ms for
+// the dense chapter that way, 5 ms with the blocks kept as text (capstone 22 -> 7 ms).
 
 const CLASS = "bm-deferring";
 const LAZY = "template[data-bm-lazy]";
 const SELECTOR = `${LAZY}, [data-defer]`;
 const LAZY_OPEN = "<!--bm:lazy-->";
 const LAZY_CLOSE = "<!--/bm:lazy-->";
+const WIDGET_TAG = /<section class="bm-calc"[^>]*>/; // the widget's opening tag
 let observer = null;
 let pageCount = 0; // pages shown or left: a timer of a page left behind does nothing
 let idleChain = -1; // the page (pageCount) whose blocks the idle chain is revealing
 const SETTLE_MS = 300;
 const MOVES = ["scroll", "wheel", "keydown", "pointerdown", "touchstart"];
 const revealListeners = new Set();
+// The HTML of each lazy block not yet revealed, by its placeholder's data-bm-lazy key.
+const lazyHtml = new Map();
+let lazyCount = 0;
 
 /** Call fn(element) for each element a lazy block brings into the document. */
 export function onReveal(fn) {
@@ -43,6 +49,10 @@ function reveal(block) {
   if (isLazy(block)) {
     if (observer) observer.unobserve(block);
     if (!block.parentNode) return;
+    const key = block.dataset.bmLazy;
+    const html = lazyHtml.get(key);
+    lazyHtml.delete(key);
+    if (html !== undefined) block.innerHTML = html; // parsed into the template's content
     const parts = Array.from(block.content.children);
     block.replaceWith(block.content);
     for (const part of parts) {
@@ -56,12 +66,17 @@ function reveal(block) {
   if (observer) observer.unobserve(block);
 }
 
-/** The swapped-in page's HTML, each widget between the comments made a <template>,
- * but the page's first: that one is bound with the page wherever it is (a data-defer
- * block if it is not near the screen), ready before the reader reaches it. */
+/** The swapped-in page's HTML, each widget between the comments an empty placeholder
+ * that names it (its id and calculator, from the opening tag the build writes), but the
+ * page's first: that one is bound with the page wherever it is (a data-defer block if
+ * it is not near the screen), ready before the reader reaches it. */
 function lazify(html) {
   const first = html.indexOf(LAZY_CLOSE);
   if (first < 0) return html;
+  // Blocks of a page no longer shown (or never swapped in) are not coming back.
+  for (const key of lazyHtml.keys()) {
+    if (!document.querySelector(`template[data-bm-lazy="${key}"]`)) lazyHtml.delete(key);
+  }
   let out = "";
   let at = first + LAZY_CLOSE.length;
   for (;;) {
@@ -69,7 +84,14 @@ function lazify(html) {
     const close = open < 0 ? -1 : html.indexOf(LAZY_CLOSE, open);
     if (close < 0) break;
     const body = html.slice(open + LAZY_OPEN.length, close);
-    out += `${html.slice(at, open)}<template data-bm-lazy>${body}</template>`;
+    const key = String(++lazyCount);
+    lazyHtml.set(key, body);
+    const tag = WIDGET_TAG.exec(body);
+    const names = tag ? ["id", "data-calc"].map((name) => {
+      const found = new RegExp(`\\s${name}="([^"]*)"`).exec(tag[0]);
+      return found ? ` ${name === "id" ? "data-widget" : "data-widget-calc"}="${found[1]}"` : "";
+    }).join("") : "";
+    out += `${html.slice(at, open)}<template data-bm-lazy="${key}"${names}></template>`;
     at = close + LAZY_CLOSE.length;
   }
   return html.slice(0, first + LAZY_CLOSE.length) + out + html.slice(at);
@@ -90,10 +112,13 @@ function revealId(id) {
   if (!id) return null;
   const found = document.getElementById(id);
   if (found) return found;
+  // The attribute as the build writes it (ids are slugs; escaped as an attribute would be).
+  const attribute = ` id="${id.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}"`;
   for (const block of document.querySelectorAll(LAZY)) {
-    if (block.content.getElementById(id)) {
+    if (block.dataset.widget === id || lazyHtml.get(block.dataset.bmLazy)?.includes(attribute)) {
       reveal(block);
-      return document.getElementById(id);
+      const revealed = document.getElementById(id);
+      if (revealed) return revealed;
     }
   }
   return null;
@@ -116,13 +141,11 @@ export function revealTarget() {
   if (id && !document.getElementById(id) && revealId(id)) location.replace(location.hash);
 }
 
-/** The first widget of a calculator on the page, in a lazy block or not. */
+/** The first widget of a calculator on the page, or the lazy block that holds it. */
 export function firstOf(calc) {
   const widget = `[data-calc="${CSS.escape(calc)}"]`;
   for (const el of document.querySelectorAll(`${widget}, ${LAZY}`)) {
-    if (!isLazy(el)) return el;
-    const inside = el.content.querySelector(widget);
-    if (inside) return inside;
+    if (!isLazy(el) || el.dataset.widgetCalc === calc) return el;
   }
   return null;
 }
