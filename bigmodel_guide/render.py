@@ -25,10 +25,11 @@ if TYPE_CHECKING:
 
 WIDGET_TEMPLATE = "calculator/widget.html"
 #: Around every widget. A page loaded by the browser ignores them; on a page that the
-#: theme's instant navigation swaps in, reveal.js turns each pair into a <template>
-#: before the theme parses the page, so that a widget not yet near the screen is parsed
-#: into inert content instead of the document (no insertion, style or removal work for
-#: its few hundred elements until the reader nears it).
+#: theme's instant navigation swaps in, reveal.js turns each pair into an empty
+#: <template> before the theme parses the page and keeps the widget's HTML as text, so
+#: that a widget not yet near the screen is neither parsed nor inserted, styled or
+#: removed until the reader nears it. The placeholder copies the widget's id and
+#: data-calc from its opening tag (tests/site/test_site.py holds the format).
 LAZY_OPEN = "<!--bm:lazy-->"
 LAZY_CLOSE = "<!--/bm:lazy-->"
 #: Units a field's label names (a count or a ratio goes without).

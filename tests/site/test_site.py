@@ -59,15 +59,18 @@ def test_prerendered_values_equal_native(pages: dict[Path, PageScan]) -> None:
 
 def test_every_widget_sits_alone_between_the_lazy_markers(pages: dict[Path, PageScan]) -> None:
     """reveal.js turns each <!--bm:lazy--> ... <!--/bm:lazy--> pair into a <template>
-    on a page swapped in: each pair must hold exactly one whole widget, unnested."""
+    on a page swapped in: each pair must hold exactly one whole widget, unnested, whose
+    opening tag names its id and calculator (the placeholder copies them from there)."""
     for page, scan in pages.items():
         html = page.read_text(encoding="utf-8")
         pairs = re.findall(f"{LAZY_OPEN}(.*?){LAZY_CLOSE}", html, flags=re.S)
         assert len(pairs) == len(scan.widgets), page
-        for body in pairs:
+        for body, widget in zip(pairs, scan.widgets, strict=True):
             assert LAZY_OPEN not in body, page
             assert body.startswith('<section class="bm-calc" ') and body.endswith("</section>")
             assert body.count('<section class="bm-calc" ') == 1, page
+            tag = body[: body.index(">") + 1]
+            assert f' id="{widget.widget_id}"' in tag and re.search(r'\sdata-calc="\w+"', tag)
         assert html.count(LAZY_OPEN) == html.count(LAZY_CLOSE) == len(pairs), page
     assert sum(len(scan.widgets) for scan in pages.values()) > 50
     # The page script that turns the pairs into templates looks for the same markers.

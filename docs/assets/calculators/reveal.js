@@ -26,7 +26,10 @@ const LAZY = "template[data-bm-lazy]";
 const SELECTOR = `${LAZY}, [data-defer]`;
 const LAZY_OPEN = "<!--bm:lazy-->";
 const LAZY_CLOSE = "<!--/bm:lazy-->";
-const WIDGET_TAG = /<section class="bm-calc"[^>]*>/; // the widget's opening tag
+// A widget's opening tag as the build writes it, and two of its attributes.
+const WIDGET_TAG = /<section class="bm-calc"[^>]*>/;
+const WIDGET_ID = /\sid="([^"]*)"/;
+const WIDGET_CALC = /\sdata-calc="([^"]*)"/;
 let observer = null;
 let pageCount = 0; // pages shown or left: a timer of a page left behind does nothing
 let idleChain = -1; // the page (pageCount) whose blocks the idle chain is revealing
@@ -86,12 +89,12 @@ function lazify(html) {
     const body = html.slice(open + LAZY_OPEN.length, close);
     const key = String(++lazyCount);
     lazyHtml.set(key, body);
-    const tag = WIDGET_TAG.exec(body);
-    const names = tag ? ["id", "data-calc"].map((name) => {
-      const found = new RegExp(`\\s${name}="([^"]*)"`).exec(tag[0]);
-      return found ? ` ${name === "id" ? "data-widget" : "data-widget-calc"}="${found[1]}"` : "";
-    }).join("") : "";
-    out += `${html.slice(at, open)}<template data-bm-lazy="${key}"${names}></template>`;
+    // The widget's id and calculator, copied as written (already escaped).
+    const tag = WIDGET_TAG.exec(body)?.[0] ?? "";
+    const id = WIDGET_ID.exec(tag)?.[1] ?? "";
+    const calc = WIDGET_CALC.exec(tag)?.[1] ?? "";
+    out += `${html.slice(at, open)}<template data-bm-lazy="${key}" data-widget="${id}" `
+      + `data-widget-calc="${calc}"></template>`;
     at = close + LAZY_CLOSE.length;
   }
   return html.slice(0, first + LAZY_CLOSE.length) + out + html.slice(at);
