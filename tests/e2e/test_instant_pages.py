@@ -196,6 +196,20 @@ FOLLOW_LINK = """(href) => {
   document.querySelector("article").append(link);
   link.click();
 }"""
+#: Held blocks come in only when near the screen: no idle moments, no scrolling observer.
+NOTHING_REVEALED_ON_ITS_OWN = """window.requestIdleCallback = () => 0;
+    window.IntersectionObserver = class { observe() {} unobserve() {} disconnect() {} };"""
+HELD_WIDGETS = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
+    .map((t) => t.dataset.widget)"""
+
+
+def _follow_from_compute(page: Page, site_url: str, href: str) -> None:
+    """From the compute chapter, a link in the text to href (a dense-chapter anchor)."""
+    page.add_init_script(NOTHING_REVEALED_ON_ITS_OWN)
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    page.evaluate(FOLLOW_LINK, f"../dense/{href}")
+    page.wait_for_url(f"**/dense/{href}")
 
 
 def test_a_link_into_a_lazy_widget_lands_on_it_and_keys_it_by_its_id(
@@ -206,27 +220,20 @@ def test_a_link_into_a_lazy_widget_lands_on_it_and_keys_it_by_its_id(
     held back, and the edited widget's inputs go into the address under its own id, not
     under the calculator's name, which belongs to that first one."""
     page, watch = watched_page
-    # Reveal only what is near the screen: no idle moments, no scrolling observer.
-    page.add_init_script("""window.requestIdleCallback = () => 0;
-        window.IntersectionObserver = class { observe() {} unobserve() {} disconnect() {} };""")
-    page.goto(f"{site_url}/compute/")
-    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
-    page.evaluate(FOLLOW_LINK, "../dense/#gpt3-3d-memory")
-    page.wait_for_url("**/dense/#gpt3-3d-memory")
+    _follow_from_compute(page, site_url, "#gpt3-3d-memory")
     widget = "#gpt3-3d-memory"
     page.wait_for_selector(f"{widget}[data-bound='1']")
     top = page.eval_on_selector(widget, "w => w.getBoundingClientRect().top")
     header = page.eval_on_selector(".md-header", "h => h.getBoundingClientRect().bottom")
     assert header <= top < page.evaluate("innerHeight") / 2, (header, top)
-    held = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
-        .some((t) => t.dataset.widget === 'gpt3-on-one-gpu')"""
-    assert page.evaluate(held), "gpt3-on-one-gpu was not held back"
+    assert "gpt3-on-one-gpu" in page.evaluate(HELD_WIDGETS), "gpt3-on-one-gpu was not held back"
     page.fill(f"{widget} [name=tp]", "4")
     page.wait_for_selector(f'{widget}[data-state="ready"]', timeout=LIVE_MS)
     page.wait_for_function("location.search.includes('gpt3-3d-memory=')", timeout=5_000)
     keys = [part.split("=", 1)[0] for part in page.evaluate("location.search")[1:].split("&")]
     assert keys == ["gpt3-3d-memory"], keys
-    assert page.evaluate(held)  # still held back when the address was written
+    # still held back when the address was written
+    assert "gpt3-on-one-gpu" in page.evaluate(HELD_WIDGETS)
     watch.assert_clean()
 
 
@@ -235,17 +242,10 @@ def test_a_link_to_an_element_inside_a_lazy_widget_brings_that_widget_in(
     """The anchor is not the widget but a field in it: the lazy block is found by the
     text it holds (it is not parsed until revealed), brought in, and the field shown."""
     page, watch = watched_page
-    page.add_init_script("""window.requestIdleCallback = () => 0;
-        window.IntersectionObserver = class { observe() {} unobserve() {} disconnect() {} };""")
-    page.goto(f"{site_url}/compute/")
-    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
-    page.evaluate(FOLLOW_LINK, "../dense/#gpt3-3d-memory-tp")
-    page.wait_for_url("**/dense/#gpt3-3d-memory-tp")
+    _follow_from_compute(page, site_url, "#gpt3-3d-memory-tp")
     page.wait_for_selector("#gpt3-3d-memory[data-bound='1']")
     top = page.eval_on_selector("#gpt3-3d-memory-tp", "f => f.getBoundingClientRect().top")
     assert 0 <= top < page.evaluate("innerHeight"), top
-    held = """() => [...document.querySelectorAll('template[data-bm-lazy]')]
-        .map((t) => t.dataset.widget)"""
-    still = page.evaluate(held)
+    still = page.evaluate(HELD_WIDGETS)
     assert "gpt3-on-one-gpu" in still and "gpt3-3d-memory" not in still, still
     watch.assert_clean()
