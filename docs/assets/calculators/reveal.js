@@ -115,8 +115,8 @@ function revealId(id) {
   if (!id) return null;
   const found = document.getElementById(id);
   if (found) return found;
-  // The attribute as the build writes it (ids are slugs; escaped as an attribute would be).
-  const attribute = ` id="${id.replace(/&/g, "&amp;").replace(/"/g, "&quot;")}"`;
+  // The attribute as the build writes it (ids are slugs; escaped as Jinja escapes).
+  const attribute = ` id="${id.replace(/&/g, "&amp;").replace(/"/g, "&#34;")}"`;
   for (const block of document.querySelectorAll(LAZY)) {
     if (block.dataset.widget === id || lazyHtml.get(block.dataset.bmLazy)?.includes(attribute)) {
       reveal(block);
