@@ -202,9 +202,9 @@ export function revealAround() {
   if (!blocks.length) return;
   // In view: what the first frame shows. Revealing one moves those after it, so measure
   // again until no more come in (each pass lays out only what the last one revealed).
-  // Those below wait for the observer, which reveals a screen ahead of the reader: the
-  // swap used to reveal a second screen too, before the page's widgets were bound, and
-  // make bench's second pages were 0-21 ms slower for it (8 interleaved sessions).
+  // Those below wait for the observer, which reveals a screen ahead of the reader. (The
+  // swap used to reveal a second screen too, before the page's widgets were bound: a few
+  // milliseconds of parsing, style and layout on most chapters that nobody saw yet.)
   const near = (block) => {
     const box = block.getBoundingClientRect();
     return box.bottom > 0 && box.top < innerHeight;
