@@ -189,7 +189,7 @@ def second_pages(playwright: Any, base: str, read_s: float = 0.0) -> dict[str, f
     At once (the target's figure), or after read_s seconds, as a reader reads the first
     result. In the first seconds after the runtime starts, the browser compiles its
     WebAssembly's hot functions again, optimised, in the background (about 1 s of one
-    core in the flow below, traced; the worker's idle warm-up adds to it), so on a
+    core during these navigations, traced; the idle warm-up adds to it), so on a
     two-core machine a navigation made at once competes with that compilation.
     """
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)

@@ -204,7 +204,7 @@ export function revealAround() {
   // again until no more come in (each pass lays out only what the last one revealed).
   // Those below wait for the observer, which reveals a screen ahead of the reader. (The
   // swap used to reveal a second screen too, before the page's widgets were bound: a few
-  // milliseconds of parsing, style and layout on most chapters that nobody saw yet.)
+  // milliseconds of parsing, style and layout on some chapters, for what nobody saw yet.)
   const near = (block) => {
     const box = block.getBoundingClientRect();
     return box.bottom > 0 && box.top < innerHeight;
