@@ -472,11 +472,11 @@ def main() -> int:
             print(f"{key:<34} {value:,.3f}" if isinstance(value, float) else f"{key:<34} {value:,}")
     read_pages = figures["second_page_live_ms_after_reading_by_page"]
     for href, by_page in figures["second_page_live_ms_by_page"].items():
-        after = read_pages[href]
+        read = read_pages[href]
         print(
             f"{'second page ' + href:<34} {by_page['median']:,.1f} "
             f"({by_page['min']:,.1f}-{by_page['max']:,.1f}); after {READ_S:g} s "
-            f"{after['median']:,.1f} ({after['min']:,.1f}-{after['max']:,.1f})"
+            f"{read['median']:,.1f} ({read['min']:,.1f}-{read['max']:,.1f})"
         )
     for name, target in figures["targets"].items():
         verdict = "met" if target["met"] else "MISSED"
