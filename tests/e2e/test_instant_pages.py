@@ -1,8 +1,8 @@
-"""Pages that instant navigation swaps in: the widgets in view are rendered before the
-first frame, the others as the reader nears them and then when the page is idle
-(reveal.js), and a page being left reveals nothing more; Back lands on the offset the
-reader left; the folded inputs, which the site keeps in one file, are added when opened
-and before a link writes to them."""
+"""Pages that instant navigation swaps in: the widgets and prose in view are rendered
+before the first frame, the others as the reader nears them and then when the page is
+idle (reveal.js, prose.css), and a page being left reveals nothing more; Back lands on
+the offset the reader left; the folded inputs, which the site keeps in one file, are
+added when opened and before a link writes to them."""
 
 from __future__ import annotations
 
@@ -87,6 +87,42 @@ def test_a_swapped_in_page_renders_what_is_in_view_first_then_the_rest(
     last = widgets[-1]["id"]
     page.locator(f"#{last} form [name]").first.scroll_into_view_if_needed()
     assert page.locator(f"#{last} form [name]").first.is_visible()
+    watch.assert_clean()
+
+
+PROSE_STATE = """() => {
+  const article = document.querySelector("article.md-typeset");
+  const blocks = [...article.querySelectorAll(":scope > p, :scope > ul, :scope > ol")];
+  const inView = (b) => { const r = b.getBoundingClientRect();
+                          return r.bottom > 0 && r.top < innerHeight; };
+  const held = (b) => getComputedStyle(b).contentVisibility === "auto";
+  const shown = blocks.filter(inView);
+  return { lazy: article.classList.contains("bm-prose-lazy"), blocks: blocks.length,
+           inView: shown.length, heldInView: shown.filter(held).length,
+           held: blocks.filter(held).length,
+           firstWidgetTop: document.querySelector("[data-calc]").getBoundingClientRect().top };
+}"""
+
+
+def test_a_swapped_in_page_lays_out_its_prose_in_view_first_then_all_of_it(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """The prose of a swapped-in page is laid out where the reader sees it before the
+    first frame, the rest once the page has settled (prose.css, reveal.js), and what
+    is in view does not move when the rest comes in."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.wait_for_selector("#gpt3-worked-example[data-bound='1']")
+    # The first page is the browser's own load: all of it laid out.
+    loaded = page.evaluate(PROSE_STATE)
+    assert not loaded["lazy"] and loaded["held"] == 0, loaded
+    page.evaluate(FOLLOW_AND_REPORT, "dense/")
+    swapped = page.evaluate(PROSE_STATE)
+    assert swapped["lazy"] and swapped["inView"] > 0 and swapped["heldInView"] == 0, swapped
+    assert swapped["held"] > 20, swapped  # the dense chapter's prose below the screen
+    page.wait_for_function(ALL_RENDERED, timeout=10_000)
+    settled = page.evaluate(PROSE_STATE)
+    assert not settled["lazy"] and settled["held"] == 0, settled
+    assert abs(settled["firstWidgetTop"] - swapped["firstWidgetTop"]) < 1, (swapped, settled)
     watch.assert_clean()
 
 

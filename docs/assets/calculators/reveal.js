@@ -21,7 +21,19 @@
 // into a template's inert content would still cost the swap: DOMParser took 38 ms for
 // the dense chapter that way, 5 ms with the blocks kept as text (capstone 22 -> 7 ms).
 
+// The prose of a swapped-in page is held back the same way, by the browser
+// (content-visibility, docs/assets/prose.css): its article carries the class
+// bm-prose-lazy from the parse until the page has settled, and while it does, a block
+// of prose away from the viewport is a box of about its height, not laid out. The
+// class goes at the first idle moment after the settle time, or at once where a real
+// offset matters (revealAll: Back, printing), so that the offsets the theme records for
+// Back are those of the whole page laid out.
+
 const CLASS = "bm-deferring";
+const PROSE_LAZY = "bm-prose-lazy";
+const PROSE_NEAR = "data-bm-near"; // a block of prose measured in view: laid out now
+const PROSE_BLOCKS = ":scope > :is(p, ul, ol, dl, blockquote, figure, details, .admonition, "
+  + ".highlight, .md-typeset__scrollwrap)";
 const LAZY = "template[data-bm-lazy]";
 const SELECTOR = `${LAZY}, [data-defer]`;
 const LAZY_OPEN = "<!--bm:lazy-->";
@@ -107,8 +119,18 @@ const parseFromString = DOMParser.prototype.parseFromString;
 DOMParser.prototype.parseFromString = function parseWithLazyBlocks(text, type) {
   const swapping = type === "text/html" && typeof text === "string"
     && document.documentElement.classList.contains(CLASS);
-  return parseFromString.call(this, swapping ? lazify(text) : text, type);
+  const parsed = parseFromString.call(this, swapping ? lazify(text) : text, type);
+  if (swapping) parsed.querySelector("article.md-typeset")?.classList.add(PROSE_LAZY);
+  return parsed;
 };
+
+/** Lay out all of the page's prose (see PROSE_LAZY); true if it was held back. */
+function layOutProse() {
+  const article = document.querySelector(`article.${PROSE_LAZY}`);
+  if (!article) return false;
+  article.classList.remove(PROSE_LAZY);
+  return true;
+}
 
 /** The element with this id, moving the lazy block that holds it into the document. */
 function revealId(id) {
@@ -163,6 +185,12 @@ function revealWhenIdle() {
   idleChain = page;
   const step = () => {
     if (page !== pageCount) return; // the reader left that page: its blocks are going
+    // The prose first, in an idle moment of its own: one layout of the whole page
+    // (about 15-30 ms for a chapter on the bench machine).
+    if (layOutProse()) {
+      whenIdle(step);
+      return;
+    }
     const next = document.querySelector(SELECTOR); // a revealed block matches no more
     if (!next) {
       idleChain = -1;
@@ -183,8 +211,10 @@ export function stopRevealing() {
   pageCount += 1;
 }
 
-/** Reveal every deferred block now (a restored scroll offset needs real heights). */
+/** Reveal every deferred block and lay out all the prose now (a restored scroll offset
+ * needs real heights). */
 export function revealAll() {
+  layOutProse();
   for (const block of document.querySelectorAll(SELECTOR)) reveal(block);
 }
 
@@ -199,19 +229,26 @@ export function revealAround() {
     return;
   }
   if (observer) observer.disconnect(); // the last page's blocks are gone
-  if (!blocks.length) return;
+  const article = document.querySelector(`article.${PROSE_LAZY}`);
+  const prose = article ? Array.from(article.querySelectorAll(PROSE_BLOCKS)) : [];
+  if (!blocks.length && !prose.length) return;
   // In view: what the first frame shows. Revealing one moves those after it, so measure
   // again until no more come in (each pass lays out only what the last one revealed).
   // Those below wait for the observer, which reveals a screen ahead of the reader. (The
   // swap used to reveal a second screen too, before the page's widgets were bound: a few
   // milliseconds of parsing, style and layout on some chapters, for what nobody saw yet.)
+  // The prose in view is laid out with them: the browser would only do it for the first
+  // frame, and until then each block of prose stands in at its kind's typical height, so
+  // a widget measured after it could be in view and measured out of it.
   const near = (block) => {
     const box = block.getBoundingClientRect();
     return box.bottom > 0 && box.top < innerHeight;
   };
-  for (let pass = 0; pass < 4; pass += 1) {
+  for (let pass = 0; pass < 8; pass += 1) {
+    const shown = prose.filter((b) => !b.hasAttribute(PROSE_NEAR) && near(b));
     const found = blocks.filter((b) => pending(b) && near(b));
-    if (!found.length) break;
+    if (!shown.length && !found.length) break;
+    for (const block of shown) block.setAttribute(PROSE_NEAR, "");
     found.forEach(reveal);
   }
   // The rest waits until the page has settled (its first frame painted, a widget's first
