@@ -44,7 +44,7 @@ class BundleError(RuntimeError):
     """A prerequisite of the browser bundle is missing or a tool failed."""
 
 
-#: The snapshot is gzipped (31 MB -> about 6.6 MB) because hosts rarely compress binary
+#: The snapshot is gzipped (31 MB -> about 7.4 MB) because hosts rarely compress binary
 #: files; the worker inflates it with the browser's DecompressionStream. It is named by
 #: its content (``snapshot-<hash>.bin.gz``), in the cache and in the site: it holds the
 #: calculators' code, so a browser cache must never pair an old snapshot with a new wheel.
@@ -120,9 +120,9 @@ def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
 
 
 def make_snapshot(pyodide_dir: Path, cache_dir: Path, wheel: Path) -> Path:
-    """A memory snapshot of the pinned runtime just after start-up with the calculators
-    imported from ``wheel`` (Pyodide's unstable ``_makeSnapshot`` API), cached by
-    runtime version, script and wheel; needs Node."""
+    """A memory snapshot of the pinned runtime after start-up with the calculators
+    imported from ``wheel`` and run once (snapshot.mjs; Pyodide's unstable
+    ``_makeSnapshot`` API), cached by runtime version, script and wheel; needs Node."""
     node = shutil.which("node")
     if node is None:
         raise BundleError("node is needed to make the runtime's memory snapshot "
@@ -144,7 +144,7 @@ def make_snapshot(pyodide_dir: Path, cache_dir: Path, wheel: Path) -> Path:
             shutil.copyfileobj(source, packed)
         raw.unlink()
         partial.replace(target)
-        # Each change to the calculators makes a new snapshot of about 6.6 MB: keep one.
+        # Each change to the calculators makes a new snapshot of about 7.4 MB: keep one.
         for old in cache_dir.glob("snapshot-*"):
             if old == target:
                 continue

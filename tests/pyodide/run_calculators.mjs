@@ -1,7 +1,7 @@
 // Load the pinned Pyodide from node_modules, install the calculators wheel, and run
 // every case through the same JSON bridge the browser worker uses.
 // usage: node run_calculators.mjs <wheel> <cases.json> [<memory snapshot>]
-//   -> {"python", "snapshot", "preloaded", "answers"} on stdout; with a snapshot, the runtime starts from it and
+//   -> {"python", "snapshot", "preloaded", "specialised", "answers"} on stdout; with a snapshot, the runtime starts from it and
 //   uses the calculators imported in it (the wheel is not installed), as the site's
 //   worker does.
 import { readFile } from "node:fs/promises";
@@ -19,6 +19,20 @@ if (!snapshotPath) await pyodide.loadPackage(pathToFileURL(wheel).href, { messag
 const preloaded = pyodide.runPython(
   "import sys; sorted(m for m in sys.modules if m.split('.')[0] == 'calculators')",
 ).toJs();
+// Which calculators' functions the interpreter has already specialised (run once): from
+// the snapshot, those it warmed (snapshot.mjs); from a fresh start, none.
+const specialised = pyodide.runPython(`
+import dis
+from calculators.registry import REGISTRY
+
+
+def specialised(code):
+    adaptive = dis.get_instructions(code, adaptive=True)
+    return any(a.opname != b.opname for a, b in zip(adaptive, dis.get_instructions(code)))
+
+
+sorted(c for c in REGISTRY if specialised(REGISTRY[c].function.__code__))
+`).toJs();
 const compute = pyodide.pyimport("calculators.core.bridge").compute_json;
 const version = pyodide.runPython("import sys; sys.version.split()[0]");
 const answers = cases.map(([calc, inputs]) => {
@@ -26,4 +40,6 @@ const answers = cases.map(([calc, inputs]) => {
   const text = compute(calc, JSON.stringify(inputs));
   return { text, ms: performance.now() - started };
 });
-process.stdout.write(JSON.stringify({ python: version, snapshot: Boolean(snapshotPath), preloaded, answers }));
+process.stdout.write(JSON.stringify({
+  python: version, snapshot: Boolean(snapshotPath), preloaded, specialised, answers,
+}));
