@@ -31,9 +31,7 @@
 
 const CLASS = "bm-deferring";
 const PROSE_LAZY = "bm-prose-lazy";
-const PROSE_NEAR = "data-bm-near"; // a block of prose measured in view: laid out now
-const PROSE_BLOCKS = ":scope > :is(p, ul, ol, dl, blockquote, figure, details, .admonition, "
-  + ".highlight, .md-typeset__scrollwrap)";
+const PROSE_NEAR = "data-bm-near"; // a block measured in view: laid out now (prose.css)
 const LAZY = "template[data-bm-lazy]";
 const SELECTOR = `${LAZY}, [data-defer]`;
 const LAZY_OPEN = "<!--bm:lazy-->";
@@ -230,7 +228,8 @@ export function revealAround() {
   }
   if (observer) observer.disconnect(); // the last page's blocks are gone
   const article = document.querySelector(`article.${PROSE_LAZY}`);
-  const prose = article ? Array.from(article.querySelectorAll(PROSE_BLOCKS)) : [];
+  // Every block of the article: prose.css decides which kinds of block wait.
+  const prose = article ? Array.from(article.children) : [];
   if (!blocks.length && !prose.length) return;
   // In view: what the first frame shows. Revealing one moves those after it, so measure
   // again until no more come in (each pass lays out only what the last one revealed).
