@@ -5,6 +5,7 @@ Llama 3 405B's published layouts (Dubey et al. 2024, Table 4)."""
 from __future__ import annotations
 
 from dataclasses import replace
+from pathlib import Path
 
 import pytest
 
@@ -78,6 +79,45 @@ def test_llama3_table_4_layouts_are_searched_and_fit_in_80_gb(
     assert result.value("bubble_fraction") == pytest.approx((pp - 1) / (8 * per_dp),
                                                             rel=1e-12)
     assert result.value("micro_batch") == 1
+
+
+def _chapter_table_4() -> list[list[str]]:
+    """The rows of the dense chapter's table of the Table 4 layouts, cell by cell."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "dense.md").read_text("utf-8")
+    lines = text[text.index("| Table 4 layout |"):].splitlines()
+    rows = []
+    for line in lines[2:]:
+        if not line.startswith("|"):
+            break
+        rows.append([cell.strip().replace("&nbsp;", " ") for cell in line.strip("|").split("|")])
+    return rows
+
+
+def test_the_dense_chapter_shows_what_the_planner_computes_for_table_4() -> None:
+    # The chapter's table is written in the Markdown: each figure must be the planner's
+    # own, rounded as printed (GB to 0.1; the step to three significant figures).
+    rows = _chapter_table_4()
+    assert len(rows) == len(TABLE_4)
+    for cells, row in zip(rows, TABLE_4, strict=True):
+        result = table_4(row)
+        values = {o.name: result.value(o.name) for o in result.calculator.outputs}
+
+        def gb(*names: str, values: dict[str, object] = values) -> float:
+            return sum(float(values[n]) for n in names) / 1e9  # type: ignore[arg-type]
+
+        recompute = "full recomputation" if values["recompute"] == "full" else "none"
+        stage = int(values["zero_stage"])  # type: ignore[call-overload]
+        assert cells[1] == f"{recompute}, ZeRO-{stage}"
+        parts = [gb("weights_bytes"), gb("gradients_bytes"), gb("optimizer_bytes"),
+                 gb("activations_bytes", "outer_bytes"), gb("working_bytes")]
+        assert cells[2] == (f"{gb('memory_per_gpu_bytes'):.1f} GB: "
+                            + ", ".join(f"{part:.1f}" for part in parts))
+        bubble = float(values["bubble_fraction"])  # type: ignore[arg-type]
+        step = float(values["step_time"])  # type: ignore[arg-type]
+        assert cells[3] == f"{100 * bubble:.1f}%, {step:.3g} s"
+        tflops = float(values["model_flops_per_gpu"]) / 1e12  # type: ignore[arg-type]
+        assert cells[4].split(" ")[0] == f"{tflops:.0f}"
+        assert cells[5] == f"{row[7] / 1e12:.0f}"
 
 
 def test_llama3_8k_without_recomputation_is_where_the_model_and_meta_differ() -> None:
