@@ -24,8 +24,8 @@ from calculators.core.spec import (
     ValidationError,
     When,
 )
-from calculators.formulas import collectives as comm
-from calculators.formulas import collectives_nodes as nodes
+from calculators.formulas.collectives import costs as comm
+from calculators.formulas.collectives import nodes
 
 #: Which algorithms each collective has here, in the table's order. alltoall has no
 #: ring ("direct", pairwise exchange, is alltoall's alone); in-network reduction is an

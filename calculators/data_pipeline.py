@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import hardware
 from calculators.core.spec import Calculator, Computed, Output, Param, ValidationError
-from calculators.formulas.data_loading import TORCHREC_CRITEO_SAMPLES_PER_S, read_bandwidth
+from calculators.formulas.sparse.data_loading import TORCHREC_CRITEO_SAMPLES_PER_S, read_bandwidth
 from calculators.inputs.data import BYTES_PER_SAMPLE_PARAM, DATASET_SAMPLES_PARAM, EPOCHS_PARAM
 
 if TYPE_CHECKING:

@@ -1,12 +1,12 @@
 """The ``ecmp_collisions`` calculator: k large flows hashed onto m equal-cost uplinks;
-the busiest link's flow count and what it costs each flow (formulas.flow_collisions)."""
+the busiest link's flow count and what it costs each flow (formulas.fabric.flow_collisions)."""
 
 from __future__ import annotations
 
 import math
 
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
-from calculators.formulas.flow_collisions import (
+from calculators.formulas.fabric.flow_collisions import (
     collision_probability,
     flow_rate,
     max_load_distribution,

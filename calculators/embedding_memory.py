@@ -1,11 +1,11 @@
 """The ``embedding_memory`` calculator: embedding tables' bytes with their optimizer
-state, and the GPUs or PS hosts to hold them (formulas.embeddings)."""
+state, and the GPUs or PS hosts to hold them (formulas.sparse.embeddings)."""
 
 from __future__ import annotations
 
 from calculators.core import units
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
-from calculators.formulas.embeddings import table_memory
+from calculators.formulas.sparse.embeddings import table_memory
 from calculators.inputs.embeddings import (
     gpu_params,
     host_params,

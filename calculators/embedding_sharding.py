@@ -1,6 +1,6 @@
 """The ``embedding_sharding`` calculator: place embedding tables on GPUs by each of
 TorchRec's sharding types and compare memory per GPU, imbalance and the communication
-of a step (formulas.sharding)."""
+of a step (formulas.sparse.sharding)."""
 
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from calculators.core.spec import (
     Table,
     ValidationError,
 )
-from calculators.formulas.sharding import COMM_BYTES, SCHEMES, place, step_comm
+from calculators.formulas.sparse.sharding import COMM_BYTES, SCHEMES, place, step_comm
 from calculators.inputs.embeddings import (
     gpu_params,
     network_from_inputs,
@@ -29,7 +29,7 @@ from calculators.inputs.embeddings import (
 
 if TYPE_CHECKING:
     from calculators.core.spec import Inputs
-    from calculators.formulas import collectives as comm
+    from calculators.formulas.collectives import costs as comm
 
 MAX_CHART_BARS = 64
 
@@ -141,6 +141,7 @@ EMBEDDING_SHARDING = Calculator(
     sources=(
         "Naumov et al. 2019, DLRM (arXiv:1906.00091), Sec. 3 (butterfly shuffle)",
         "TorchRec sharding types and planner perf model (shard_estimators.py)",
-        "Thakur, Rabenseifner, Gropp 2005 (collective costs), via calculators.formulas.collectives",
+        "Thakur, Rabenseifner, Gropp 2005 (collective costs), via "
+        "calculators.formulas.collectives.costs",
     ),
 )

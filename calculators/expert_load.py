@@ -2,18 +2,18 @@
 expert capacity, tokens over it are dropped and every buffer is padded to it; without one
 (dropless), the GPU holding the busiest experts receives more than the rest, and in the
 alltoall's tail every sender converges on it: an incast, run through the fluid queue of
-``formulas.queueing`` that the incast calculator uses."""
+``formulas.fabric.queueing`` that the incast calculator uses."""
 
 from __future__ import annotations
 
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
-from calculators.formulas.expert_parallel import (
+from calculators.formulas.fabric.queueing import incast_run
+from calculators.formulas.moe.expert_parallel import (
     expected_dropped_fraction,
     expert_capacity_tokens,
     uniform_routing_load_cv,
 )
-from calculators.formulas.moe_step_costs import busiest_load_factor, direct_copies, gpu_load_cv
-from calculators.formulas.queueing import incast_run
+from calculators.formulas.moe.step_costs import busiest_load_factor, direct_copies, gpu_load_cv
 
 
 def _expert_load(inputs: Inputs) -> Computed:

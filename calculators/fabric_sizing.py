@@ -1,10 +1,10 @@
 """fabric_sizing: the scale-out fabric a GPU cluster needs, and what each collective
 sees of it.
 
-Sizing is formulas.fabric (folded Clos rules that reproduce NVIDIA's DGX SuperPOD
+Sizing is formulas.fabric.sizing (folded Clos rules that reproduce NVIDIA's DGX SuperPOD
 tables and Al-Fares et al.'s k-ary fat tree); the per-GPU bandwidth of each traffic
-pattern is formulas.fabric_patterns, whose collective times come from
-formulas.collectives, the same implementation collective_time uses.
+pattern is formulas.fabric.patterns, whose collective times come from
+formulas.collectives.costs, the same implementation collective_time uses.
 """
 
 from __future__ import annotations
@@ -24,7 +24,8 @@ from calculators.core.spec import (
     Table,
     ValidationError,
 )
-from calculators.formulas import fabric, fabric_patterns
+from calculators.formulas.fabric import patterns as fabric_patterns
+from calculators.formulas.fabric import sizing as fabric
 from calculators.inputs.hardware import accelerator_choices
 
 TOPOLOGY_LABELS = {

@@ -23,7 +23,7 @@ takes effect, shared-buffer dynamic thresholds, DCQCN's marking probability and 
 rate recovery (we let senders settle at their fair share after the last cut), other
 traffic on the same ports, and (TCP variant) retransmissions that overflow again. The
 RDMA variants treat loss at a full port as independent per packet (the ARQ argument of
-formulas.loss_recovery), which real drop-tail bursts are not.
+formulas.fabric.loss_recovery), which real drop-tail bursts are not.
 """
 
 from __future__ import annotations
@@ -40,8 +40,8 @@ from calculators.core.spec import (
     ValidationError,
     When,
 )
-from calculators.formulas.loss_recovery import NCCL_IB_TIMEOUT_DEFAULT, ib_ack_timeout_s
-from calculators.formulas.queueing import QueueRun, dcqcn_schedule, incast_run
+from calculators.formulas.fabric.loss_recovery import NCCL_IB_TIMEOUT_DEFAULT, ib_ack_timeout_s
+from calculators.formulas.fabric.queueing import QueueRun, dcqcn_schedule, incast_run
 
 __all__ = ["INCAST", "QueueRun", "dcqcn_schedule", "incast_run", "pattern_run"]
 
@@ -54,7 +54,7 @@ RECOVERIES = {
     "tcp_rto": "TCP: resend after the retransmission timeout",
 }
 #: The InfiniBand local ACK timeout at NCCL's default exponent (NCCL_IB_TIMEOUT = 20):
-#: 4.096 us x 2^20 = 4.29 s (formulas.loss_recovery).
+#: 4.096 us x 2^20 = 4.29 s (formulas.fabric.loss_recovery).
 DEFAULT_ACK_TIMEOUT_S = ib_ack_timeout_s(NCCL_IB_TIMEOUT_DEFAULT)
 
 

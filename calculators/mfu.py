@@ -1,7 +1,7 @@
 """The ``mfu`` calculator: utilisation from a measured step time or throughput, as
 MFU (model FLOPs) and HFU (hardware FLOPs, with what recomputation repeats), after
 Chowdhery et al. 2022 (PaLM), Sec. 4.1 and App. B; Korthikanti et al. 2022, Sec. 6.
-The FLOPs per token are formulas.flops, which the planner uses too."""
+The FLOPs per token are formulas.model.flops, which the planner uses too."""
 
 from __future__ import annotations
 
@@ -17,8 +17,8 @@ from calculators.core.spec import (
     Param,
     ValidationError,
 )
-from calculators.formulas.architecture import total_params
-from calculators.formulas.flops import model_flops_per_token, recompute_flops_per_token
+from calculators.formulas.model.architecture import total_params
+from calculators.formulas.model.flops import model_flops_per_token, recompute_flops_per_token
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
 from calculators.inputs.hardware import (
     PEAK_FLOPS_PARAM,

@@ -1,12 +1,12 @@
 """The ``model_memory`` calculator: training memory per GPU, whether it fits, and the
-smallest GPU count that fits at the given strategy. The formulas are formulas.memory."""
+smallest GPU count that fits at the given strategy. The formulas are formulas.parallel.memory."""
 
 from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
-from calculators.formulas.memory import (
+from calculators.formulas.parallel.memory import (
     Breakdown,
     Strategy,
     gathered_weight_bytes,

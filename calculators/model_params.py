@@ -1,10 +1,10 @@
 """The ``model_params`` calculator: a transformer's parameters, matrix by matrix, and
-Megatron's Eq. 2 for the standard GPT shape (formulas.architecture)."""
+Megatron's Eq. 2 for the standard GPT shape (formulas.model.architecture)."""
 
 from __future__ import annotations
 
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
-from calculators.formulas.architecture import (
+from calculators.formulas.model.architecture import (
     attention_params,
     embedding_params,
     layer_params,

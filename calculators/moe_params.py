@@ -1,11 +1,11 @@
 """The ``moe_params`` calculator: a mixture-of-experts transformer's parameters, in total
 (what memory holds) and active per token (what compute pays for), per layer and for the
-model, matrix by matrix (formulas.moe)."""
+model, matrix by matrix (formulas.moe.architecture)."""
 
 from __future__ import annotations
 
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
-from calculators.formulas.moe import (
+from calculators.formulas.moe.architecture import (
     active_matmul_params,
     active_params,
     attention_params,
@@ -24,7 +24,7 @@ from calculators.formulas.moe import (
     total_params,
     training_flops_per_token,
 )
-from calculators.formulas.moe import mlp_params as ffn_params
+from calculators.formulas.moe.architecture import mlp_params as ffn_params
 from calculators.inputs.moe import (
     MOE_ARCHITECTURE_DETAIL,
     MOE_ARCHITECTURE_PARAMS,

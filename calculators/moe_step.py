@@ -1,7 +1,7 @@
 """The ``moe_step`` calculator: one training step of a mixture of experts on an expert-,
 pipeline-, tensor- and data-parallel layout: memory per GPU, the expert alltoall's bytes
 and time, the compute it can hide behind, and the gradient allreduce of the same model
-(formulas.expert_parallel, formulas.moe_step_costs)."""
+(formulas.moe.expert_parallel, formulas.moe.step_costs)."""
 
 from __future__ import annotations
 
@@ -18,15 +18,15 @@ from calculators.core.spec import (
     Table,
     ValidationError,
 )
-from calculators.formulas.collectives import flat_cost
-from calculators.formulas.expert_parallel import (
+from calculators.formulas.collectives.costs import flat_cost
+from calculators.formulas.model.model_states import device_capacity_bytes, usable_bytes
+from calculators.formulas.moe.expert_parallel import (
     MoeParallelLayout,
     expert_params_per_gpu,
     model_state_bytes_per_gpu,
     non_expert_params_per_gpu,
 )
-from calculators.formulas.model_states import device_capacity_bytes, usable_bytes
-from calculators.formulas.moe_step_costs import (
+from calculators.formulas.moe.step_costs import (
     activation_bytes_per_gpu,
     gradient_sync_bytes_per_gpu,
     step_alltoall_traffic,

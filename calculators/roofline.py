@@ -23,8 +23,8 @@ from calculators.core.spec import (
     ValidationError,
     When,
 )
-from calculators.formulas import roofline as rl
-from calculators.formulas.embeddings import DTYPE_BYTES
+from calculators.formulas.kernels import roofline as rl
+from calculators.formulas.sparse.embeddings import DTYPE_BYTES
 from calculators.inputs.hardware import (
     PEAK_FLOPS_PARAM,
     PEAK_PRECISION_PARAM,

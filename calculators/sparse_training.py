@@ -1,5 +1,5 @@
 """The ``sparse_training`` calculator: one step of a DLRM-style model, parameter server
-against collective, with the assumptions in formulas.sparse_step."""
+against collective, with the assumptions in formulas.sparse.step."""
 
 from __future__ import annotations
 
@@ -9,8 +9,8 @@ from dataclasses import replace
 from calculators.catalogues.embedding_tables import MAX_DIM
 from calculators.core import charts, units
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
-from calculators.formulas.sharding import COMM_BYTES
-from calculators.formulas.sparse_step import (
+from calculators.formulas.sparse.sharding import COMM_BYTES
+from calculators.formulas.sparse.step import (
     MAX_SERVERS,
     MAX_TABLE_BYTES,
     Job,
@@ -210,6 +210,7 @@ SPARSE_TRAINING = Calculator(
         "Lian et al. 2022, PERSIA (KDD): hybrid PS for 100-trillion-parameter models",
         "Lian et al. 2018, Asynchronous Decentralized Parallel SGD (ICML)",
         "Mudigere et al. 2022, ZionEX/Neo (ISCA): 12-trillion-parameter models, alltoall",
-        "Thakur, Rabenseifner, Gropp 2005 (collective costs), via calculators.formulas.collectives",
+        "Thakur, Rabenseifner, Gropp 2005 (collective costs), via "
+        "calculators.formulas.collectives.costs",
     ),
 )

@@ -1,12 +1,13 @@
 """The ``training_compute`` calculator: C = 6ND, GPU-hours, wall-clock days, cost,
-energy and carbon, composed from formulas.flops."""
+energy and carbon, composed from formulas.model.flops."""
 
 from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core import units
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
-from calculators.formulas.flops import (
+from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.model.flops import (
     CHINCHILLA_NOTE_FACTOR,
     CHINCHILLA_TOKENS_PER_PARAM,
     HOURS_PER_DAY,
@@ -17,8 +18,7 @@ from calculators.formulas.flops import (
     gpu_seconds,
     training_flops,
 )
-from calculators.formulas.goodput_model import checkpoint_bytes_per_param
-from calculators.formulas.memory import state_bytes
+from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.hardware import (
     PEAK_FLOPS_PARAM,
     PEAK_PRECISION_PARAM,

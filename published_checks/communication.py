@@ -3,7 +3,7 @@ multi-node allreduce, and the TCP retransmission timeout that sets incast's tail
 
 from __future__ import annotations
 
-from calculators.formulas import loss_recovery
+from calculators.formulas.fabric import loss_recovery
 from published_checks import Check
 
 _PERFORMANCE_MD = "https://github.com/NVIDIA/nccl-tests/blob/master/doc/PERFORMANCE.md"

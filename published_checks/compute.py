@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import calculators
-from calculators.formulas.flops import training_flops
+from calculators.formulas.model.flops import training_flops
 from published_checks import Check, Value, preset_inputs
 
 #: LLaMA 65B (Touvron et al. 2023, Table 15): 1,022,362 A100-80GB GPU-hours. The MFU

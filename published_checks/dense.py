@@ -8,11 +8,11 @@ from functools import partial
 
 import calculators
 from calculators.catalogues import hardware
-from calculators.formulas import activations as act
-from calculators.formulas.architecture import Architecture
-from calculators.formulas.memory import activation_bytes_per_layer
-from calculators.formulas.model_states import model_state_bytes, state_bytes
-from calculators.formulas.roofline import ridge_point
+from calculators.formulas.kernels.roofline import ridge_point
+from calculators.formulas.model import activations as act
+from calculators.formulas.model.architecture import Architecture
+from calculators.formulas.model.model_states import model_state_bytes, state_bytes
+from calculators.formulas.parallel.memory import activation_bytes_per_layer
 from published_checks import Check, Value, preset_inputs
 
 GB = 1e9

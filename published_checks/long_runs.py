@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import calculators
 from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_STORAGE
-from calculators.formulas import checkpoints as ck
-from calculators.formulas import reliability as rel
+from calculators.formulas.failures import checkpoints as ck
+from calculators.formulas.failures import reliability as rel
 from published_checks import Check, Value
 
 MINUTE, HOUR, DAY = 60.0, 3600.0, 86_400.0

@@ -13,7 +13,7 @@ binary-sized, so what the device holds is that label in GiB (7.4% more: an "80GB
 has five 16 GiB stacks), and AMD's ROCm specification table labels the column "VRAM
 (GiB)"; nvidia-smi shows 81,559 MiB (85.5e9 B, 0.5% under 80 GiB) on an H100 SXM 80GB.
 The memory calculators take the label in GiB as the capacity
-(formulas.model_states.device_capacity_bytes) and keep an explicit share of it free for
+(formulas.model.model_states.device_capacity_bytes) and keep an explicit share of it free for
 what they do not count, the CUDA context, communication buffers and allocator
 fragmentation (the ``memory_reserve`` input, 5% by default; the embedding calculators'
 ``gpu_reserve``, TorchRec's 15%). The decimal label is not a second margin.

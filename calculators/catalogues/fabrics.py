@@ -1,5 +1,5 @@
 """Published fabric designs with the counts their sources print, for checking
-:func:`calculators.formulas.fabric.size_fabric` and as presets.
+:func:`calculators.formulas.fabric.sizing.size_fabric` and as presets.
 
 Each entry gives the inputs (cluster and switch) and the published counts; a count the
 source does not print is ``None``. Speeds are bytes/s per direction: 400 Gb/s = 50e9.

@@ -1,5 +1,5 @@
 """Published interruption data from long training runs, used to calibrate the failure
-formulas in ``calculators.formulas.reliability``.
+formulas in ``calculators.formulas.failures.reliability``.
 
 Only figures printed in the source are stored; anything derived from them is computed
 by a function here or in the formulas, never typed in.

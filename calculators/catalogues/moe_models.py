@@ -15,8 +15,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calculators.formulas.expert_parallel import DEEPSEEK_V3_PRECISION, AlltoallPrecision
-from calculators.formulas.moe import GroupedQueryAttention, LatentAttention, MoeArchitecture
+from calculators.formulas.moe.architecture import (
+    GroupedQueryAttention,
+    LatentAttention,
+    MoeArchitecture,
+)
+from calculators.formulas.moe.expert_parallel import DEEPSEEK_V3_PRECISION, AlltoallPrecision
 
 
 @dataclass(frozen=True)

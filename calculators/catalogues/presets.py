@@ -39,8 +39,8 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import embedding_tables as tables
 from calculators.catalogues import hardware, moe_models
 from calculators.core.spec import ValidationError
-from calculators.formulas import embeddings
-from calculators.formulas.moe import LatentAttention
+from calculators.formulas.moe.architecture import LatentAttention
+from calculators.formulas.sparse import embeddings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -1,10 +1,11 @@
 """cluster_sizing: from a model, a dataset and a deadline to a cluster, step by step.
 
 It composes formulas and adds none of its own: compute, GPU-hours, energy and carbon
-from formulas.flops; the layout and its memory from the planner (formulas.planner, run
+from formulas.model.flops; the layout and its memory from the planner (formulas.planner, run
 with the planner's own inputs as parallel_plan runs it); collective bytes from
-formulas.collectives; embedding memory and the PS-or-collective choice from
-formulas.embeddings and formulas.sparse_step; the read rate from formulas.data_loading.
+formulas.collectives.costs; embedding memory and the PS-or-collective choice from
+formulas.sparse.embeddings and formulas.sparse.step; the read rate from
+formulas.sparse.data_loading.
 The steps are in ``dense.py`` and ``sparse.py``, the shared glue in ``steps.py`` and
 ``machine.py``. Like every calculator, it imports no other calculator.
 """

@@ -16,15 +16,15 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
-from calculators.formulas.architecture import total_params
-from calculators.formulas.flops import (
+from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.model.architecture import total_params
+from calculators.formulas.model.flops import (
     gpu_seconds,
     megatron_model_flops_per_token,
     training_flops,
 )
-from calculators.formulas.goodput_model import checkpoint_bytes_per_param
-from calculators.formulas.memory import state_bytes
-from calculators.formulas.planner import Layout  # noqa: TC001 - annotates a nested function
+from calculators.formulas.parallel.memory import state_bytes
+from calculators.formulas.planner.layout import Layout  # noqa: TC001 - annotates a nested function
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture
 
 if TYPE_CHECKING:

@@ -10,8 +10,8 @@ from calculators.catalogues import hardware
 from calculators.cluster_sizing.steps import MAX_GPUS
 from calculators.core import units
 from calculators.core.spec import Computed, Table, ValidationError
-from calculators.formulas.data_loading import read_bandwidth
-from calculators.formulas.flops import co2_tonnes, energy_kwh, gpu_seconds
+from calculators.formulas.model.flops import co2_tonnes, energy_kwh, gpu_seconds
+from calculators.formulas.sparse.data_loading import read_bandwidth
 from calculators.inputs.memory import gpu_capacity
 
 if TYPE_CHECKING:
@@ -55,7 +55,7 @@ class Machine:
                    inputs.num("deadline_days") * SECONDS_PER_DAY)
 
     def gpus_for(self, flops: float) -> float:
-        """GPUs that finish ``flops`` by the deadline at the assumed MFU (formulas.flops)."""
+        """GPUs that finish ``flops`` by the deadline at the assumed MFU (formulas.model.flops)."""
         exact = gpu_seconds(flops, self.gpu.peak_bf16_flops, self.mfu) / self.deadline_s
         if exact > MAX_GPUS:
             raise ValidationError("deadline_days", f"{self.deadline_s / SECONDS_PER_DAY:g} "

@@ -1,5 +1,5 @@
 """Sizing a mixture of experts: compute from the active parameters, memory from the
-total, the layout from the expert-parallel planner (formulas.moe_planner, run with
+total, the layout from the expert-parallel planner (formulas.moe.planner, run with
 moe_plan's own inputs), and what its alltoalls ask of the network."""
 
 from __future__ import annotations
@@ -19,12 +19,12 @@ from calculators.cluster_sizing.machine import (
 )
 from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layout
 from calculators.core.spec import ValidationError, validate
-from calculators.formulas import moe
-from calculators.formulas.flops import training_flops
-from calculators.formulas.goodput_model import checkpoint_bytes_per_param
-from calculators.formulas.memory import state_bytes
-from calculators.formulas.moe_layers import model_flops_per_token, stand_in
-from calculators.formulas.moe_planner import search
+from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.model.flops import training_flops
+from calculators.formulas.moe import architecture as moe
+from calculators.formulas.moe.layers import model_flops_per_token, stand_in
+from calculators.formulas.moe.planner import search
+from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.cluster import planner_cluster
 from calculators.inputs.moe import EXPERT_COMM_PARAMS, MOE_ARCHITECTURE_PARAMS, moe_architecture
 from calculators.inputs.moe_planner import MOE_PLANNER_PARAMS, expert_comm, moe_planner_options
@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from calculators.cluster_sizing.machine import Machine, Report
     from calculators.core.spec import Inputs
-    from calculators.formulas.layout import Layout
+    from calculators.formulas.planner.layout import Layout
 
 #: cluster_sizing's inputs that moe_plan reads under the same name.
 PLANNER_NAMES = (*(p.name for p in MOE_ARCHITECTURE_PARAMS), "seq_len", "global_batch",
@@ -46,7 +46,7 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
                 search_layouts: bool = True, micro_batch: int | None = None,
                 screened: Plan | None = None) -> Plan:  # noqa: ARG001 - see below
     """moe_plan's layouts at ``num_gpus`` that decide its recommendation, of all that
-    fit (steps.plan_at for a mixture of experts; formulas.moe_planner.search with a
+    fit (steps.plan_at for a mixture of experts; formulas.moe.planner.search with a
     tolerance). Its search costs ``screened``'s micro-batch 1 again."""
     raw = {**plan_raw, "num_gpus": num_gpus}
     try:

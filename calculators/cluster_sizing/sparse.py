@@ -15,9 +15,9 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
-from calculators.formulas.flops import gpu_seconds, training_flops
-from calculators.formulas.goodput_model import checkpoint_bytes_per_param
-from calculators.formulas.memory import state_bytes
+from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.model.flops import gpu_seconds, training_flops
+from calculators.formulas.parallel.memory import state_bytes
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,7 +4,7 @@ compose too.
 Nothing here re-derives a formula: the layout comes from the planner's ``search``
 (formulas.planner) with the planner's own inputs and cluster (inputs.cluster, validated
 by the same declarations as parallel_plan's); embedding memory and the PS-or-collective
-choice come from formulas.embeddings and formulas.sparse_step, as the
+choice come from formulas.sparse.embeddings and formulas.sparse.step, as the
 ``embedding_memory`` and ``sparse_training`` calculators compute them. What is new is
 the glue: which GPU count to ask about, and how to split a layout's traffic into the
 part that stays in a node and the part that crosses the network.
@@ -17,13 +17,14 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from calculators.core.spec import ValidationError, validate
-from calculators.formulas import collectives as comm
-from calculators.formulas.embeddings import table_memory
-from calculators.formulas.memory import state_bytes
-from calculators.formulas.planner import gpu_counts, search_near
-from calculators.formulas.ranking import RANK_TOLERANCE, preferred
-from calculators.formulas.sharding import COMM_BYTES, Network
-from calculators.formulas.sparse_step import MAX_TABLE_BYTES, Job, compare_step
+from calculators.formulas.collectives import costs as comm
+from calculators.formulas.parallel.memory import state_bytes
+from calculators.formulas.planner.ranking import RANK_TOLERANCE, preferred
+from calculators.formulas.planner.search import search_near
+from calculators.formulas.planner.sizes import gpu_counts
+from calculators.formulas.sparse.embeddings import table_memory
+from calculators.formulas.sparse.sharding import COMM_BYTES, Network
+from calculators.formulas.sparse.step import MAX_TABLE_BYTES, Job, compare_step
 from calculators.inputs.architecture import architecture
 from calculators.inputs.cluster import PLANNER_PARAMS, planner_cluster
 from calculators.inputs.embeddings import (
@@ -37,10 +38,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
     from calculators.core.spec import Inputs
-    from calculators.formulas.architecture import Architecture
-    from calculators.formulas.embeddings import TableMemory
-    from calculators.formulas.planner import Cluster, Layout
-    from calculators.formulas.sparse_step import StepComparison
+    from calculators.formulas.model.architecture import Architecture
+    from calculators.formulas.planner.layout import Cluster, Layout
+    from calculators.formulas.sparse.embeddings import TableMemory
+    from calculators.formulas.sparse.step import StepComparison
 
 #: The scan for a GPU count the planner accepts stops after this many layouts considered
 #: (those the planner's rules allow; its bound costs a fraction of them in full), so
@@ -67,7 +68,7 @@ class Plan:
 
     @property
     def best(self) -> Layout | None:
-        """parallel_plan's winner: the layout it recommends (formulas.ranking: the
+        """parallel_plan's winner: the layout it recommends (formulas.planner.ranking: the
         simplest of those that fit within the ranking tolerance of the fastest)."""
         return next(iter(preferred(self.layouts, self.tolerance)), None)
 
@@ -200,8 +201,8 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
 
 
 def inter_node_share(ranks: int, per_node: int) -> float:
-    """The share of what a GPU sends in formulas.collectives' two-level collective that crosses
-    nodes: the whole collective's bytes less those of the same collective inside one
+    """The share of what a GPU sends in formulas.collectives.costs' two-level collective
+    that crosses nodes: the whole collective's bytes less those of the same collective inside one
     node (its intra-node phases). The share is the same for allreduce, reduce-scatter
     and allgather, and for any size."""
     per_node = max(1, min(per_node, ranks))

@@ -94,7 +94,7 @@ class Param:
     advanced: bool = False
     #: The input applies only while this condition holds (e.g. only to sparse models):
     #: the page hides it otherwise and keeps its value. The calculator must not read it
-    #: then (tests/unit/test_page_declarations.py checks that it changes no output).
+    #: then (tests/unit/core/test_page_declarations.py checks that it changes no output).
     when: When | None = None
 
     def __post_init__(self) -> None:

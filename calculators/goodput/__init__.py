@@ -1,9 +1,9 @@
 """goodput: how often a long synchronous run stops, what its checkpoints cost, the best
 interval between them, and the share of wall-clock that advances training.
 
-It composes formulas.goodput_model (which composes formulas.reliability): the job's MTBI
+It composes formulas.failures.goodput (which composes formulas.failures.reliability): the job's MTBI
 from Llama 3's observed rate, the reader's, or per-part MTBFs; checkpoint size from the
-model state (formulas.memory); write and snapshot times; Daly 2006's interval and
+model state (formulas.parallel.memory); write and snapshot times; Daly 2006's interval and
 goodput; the days and dollars that failures add. The charts are in ``charts.py``.
 """
 
@@ -15,9 +15,9 @@ from typing import TYPE_CHECKING
 from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_SWITCH_RADIX
 from calculators.core import units
 from calculators.core.spec import Calculator, Computed, Output, Table
-from calculators.formulas import goodput_model as gm
-from calculators.formulas import reliability as rel
-from calculators.formulas.memory import state_bytes
+from calculators.formulas.failures import goodput as gm
+from calculators.formulas.failures import reliability as rel
+from calculators.formulas.parallel.memory import state_bytes
 from calculators.goodput.charts import goodput_charts
 from calculators.goodput.params import HOUR, PARAMS
 

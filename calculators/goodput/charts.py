@@ -9,7 +9,7 @@ from calculators.core.charts import Marker, Series, line_chart, stack_charts
 
 if TYPE_CHECKING:
     from calculators.core.spec import Inputs
-    from calculators.formulas.goodput_model import GoodputPlan
+    from calculators.formulas.failures.goodput import GoodputPlan
 
 MINUTE = 60.0
 #: Job sizes drawn: from 1/64 to 8 times the job, by factors of two.

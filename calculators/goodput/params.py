@@ -12,7 +12,7 @@ from dataclasses import replace
 
 from calculators.catalogues import failure_rates as fr
 from calculators.core.spec import Choice, Param, When
-from calculators.formulas import goodput_model as gm
+from calculators.formulas.failures import goodput as gm
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM, PRICE_PER_GPU_HOUR_PARAM
 
 HOUR = 3600.0

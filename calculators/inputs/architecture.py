@@ -5,8 +5,8 @@ form, as in Narayanan et al. 2021, Table 1), and their reading into an ``Archite
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Inputs, Param, ValidationError
-from calculators.formulas.architecture import Architecture
-from calculators.formulas.stages import SplitError, split_layers
+from calculators.formulas.model.architecture import Architecture
+from calculators.formulas.parallel.stages import SplitError, split_layers
 
 ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     Param(
@@ -172,7 +172,7 @@ def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1) -> None:
     """Cross-field rules: TP splits whole heads, and under GQA whole KV heads (each rank
     computes attention for its own heads, so it needs the K and V they read: Megatron
     requires the query groups to divide by TP); PP splits the layers evenly, or with one
-    layer fewer on the first and last chunk (formulas.stages)."""
+    layer fewer on the first and last chunk (formulas.parallel.stages)."""
     if arch.heads % tp:
         raise ValidationError(
             "tp",

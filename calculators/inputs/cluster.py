@@ -7,9 +7,9 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core.spec import Inputs, Param
-from calculators.formulas.memory import StateBytes, state_bytes
-from calculators.formulas.planner import DEFAULT_OVERLAP, Cluster, Options
-from calculators.formulas.ranking import RANK_TOLERANCE
+from calculators.formulas.parallel.memory import StateBytes, state_bytes
+from calculators.formulas.planner.layout import DEFAULT_OVERLAP, Cluster, Options
+from calculators.formulas.planner.ranking import RANK_TOLERANCE
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.hardware import (
     GPU_MEMORY_PARAM,
@@ -220,6 +220,6 @@ def planner_options(inputs: Inputs) -> Options:
 
 
 def planner_state_bytes(inputs: Inputs) -> StateBytes:
-    """Bytes per parameter of each model state (formulas.memory.state_bytes)."""
+    """Bytes per parameter of each model state (formulas.parallel.memory.state_bytes)."""
     return state_bytes(inputs.text("precision"), inputs.text("optimizer"),
                        inputs.text("gradients"))

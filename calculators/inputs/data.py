@@ -4,7 +4,7 @@ model: dataset size, bytes per sample and passes over it."""
 from __future__ import annotations
 
 from calculators.core.spec import Param
-from calculators.formulas.data_loading import (
+from calculators.formulas.sparse.data_loading import (
     CRITEO_1TB_TRAIN_SAMPLES,
     CRITEO_BINARY_BYTES_PER_SAMPLE,
 )

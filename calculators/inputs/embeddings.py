@@ -14,9 +14,9 @@ from calculators.catalogues.embedding_tables import (
     parse_tables,
 )
 from calculators.core.spec import Choice, Inputs, Param
-from calculators.formulas.embeddings import TORCHREC_RESERVE
-from calculators.formulas.model_states import device_capacity_bytes
-from calculators.formulas.sharding import Network
+from calculators.formulas.model.model_states import device_capacity_bytes
+from calculators.formulas.sparse.embeddings import TORCHREC_RESERVE
+from calculators.formulas.sparse.sharding import Network
 from calculators.inputs.hardware import accelerator_choices
 
 

@@ -66,7 +66,7 @@ PEAK_FLOPS_PARAM = Param(
     None,
     unit="FLOP/s",
     # A floor far below any real accelerator (1 GFLOP/s) keeps everything divided by
-    # the peak finite at every corner of the bounds (tests/unit/test_extremes.py).
+    # the peak finite at every corner of the bounds (tests/unit/core/test_extremes.py).
     minimum=1e9,
     maximum=1e17,
     optional=True,

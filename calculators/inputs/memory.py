@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.core.spec import Choice, Param
-from calculators.formulas.memory import device_capacity_bytes, usable_bytes
+from calculators.formulas.parallel.memory import device_capacity_bytes, usable_bytes
 
 if TYPE_CHECKING:
     from calculators.catalogues.hardware import Accelerator
@@ -49,7 +49,7 @@ MEMORY_RESERVE_PARAM = Param(
 
 def gpu_capacity(inputs: Inputs, gpu: Accelerator) -> float:
     """The GPU's memory: the ``gpu_memory`` override, else what the device holds (its
-    "80GB" label read as 80 GiB, formulas.memory.device_capacity_bytes)."""
+    "80GB" label read as 80 GiB, formulas.parallel.memory.device_capacity_bytes)."""
     return inputs.opt("gpu_memory") or device_capacity_bytes(gpu.memory_bytes)
 
 

@@ -10,8 +10,12 @@ layer. A dense model is one expert chosen from one (``routed_experts`` = 1)."""
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Inputs, Param, ValidationError, When
-from calculators.formulas.expert_parallel import AlltoallPrecision
-from calculators.formulas.moe import GroupedQueryAttention, LatentAttention, MoeArchitecture
+from calculators.formulas.moe.architecture import (
+    GroupedQueryAttention,
+    LatentAttention,
+    MoeArchitecture,
+)
+from calculators.formulas.moe.expert_parallel import AlltoallPrecision
 
 _V3 = "DeepSeek-V3 config.json"
 

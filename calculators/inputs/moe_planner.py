@@ -9,8 +9,8 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
-from calculators.formulas.expert_groups import ExpertComm
-from calculators.formulas.layout import Options
+from calculators.formulas.moe.expert_groups import ExpertComm
+from calculators.formulas.planner.layout import Options
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.cluster import PLANNER_PARAMS
 from calculators.inputs.moe import (

@@ -14,8 +14,8 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import failure_rates as fr
 from calculators.core.spec import ValidationError
-from calculators.formulas import goodput_model as gm
-from calculators.formulas import reliability as rel
+from calculators.formulas.failures import goodput as gm
+from calculators.formulas.failures import reliability as rel
 
 if TYPE_CHECKING:
     from calculators.core.spec import Inputs

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core.spec import Choice, Param
-from calculators.formulas.sharding import COMM_BYTES
+from calculators.formulas.sparse.sharding import COMM_BYTES
 
 BATCH_SIZE_PARAM = Param(
     "batch_size", "Global batch", "int", 65_536, unit="sample", minimum=1,

@@ -1,5 +1,5 @@
 """The ``moe_plan`` calculator: search EP x TP x CP x PP x DP layouts of a mixture of
-experts, rank and explain them. The search is formulas.moe_planner (the dense planner's
+experts, rank and explain them. The search is formulas.moe.planner (the dense planner's
 cost model plus the experts' memory, gradient groups and alltoalls); the inputs it
 shares with the sizing are inputs.moe_planner."""
 
@@ -11,9 +11,9 @@ from typing import TYPE_CHECKING
 from calculators.core import charts
 from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
 from calculators.core.spec import ValidationError as Invalid
-from calculators.formulas.moe_layers import model_flops_per_token
-from calculators.formulas.moe_planner import Search, search
-from calculators.formulas.ranking import distinct, preferred
+from calculators.formulas.moe.layers import model_flops_per_token
+from calculators.formulas.moe.planner import Search, search
+from calculators.formulas.planner.ranking import distinct, preferred
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
 from calculators.inputs.moe_planner import (
@@ -24,8 +24,8 @@ from calculators.inputs.moe_planner import (
 from calculators.moe_plan.notes import GB, expert_dp, explain, row
 
 if TYPE_CHECKING:
-    from calculators.formulas.layout import Layout
-    from calculators.formulas.moe import MoeArchitecture
+    from calculators.formulas.moe.architecture import MoeArchitecture
+    from calculators.formulas.planner.layout import Layout
 
 _SIZES = ("tp", "cp", "pp", "dp", "ep")
 
@@ -62,7 +62,7 @@ RESULT_NAMES = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "reco
 
 #: The notes name the winner and up to three other layouts (moe_plan.notes.explain).
 NOTED_LAYOUTS = 4
-#: Layouts built per row of the table (formulas.moe_planner.search's ``keep``), past
+#: Layouts built per row of the table (formulas.moe.planner.search's ``keep``), past
 #: those within the tolerance: a row lists a layout once whatever ZeRO stages tie on
 #: it, and there are at most five of those (formulas.planner._shardings).
 BUILT_PER_ROW = 5
@@ -71,7 +71,7 @@ BUILT_PER_ROW = 5
 def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None],
             keep: int | None) -> Search:
     """The planner's search on these inputs; with ``keep``, the layouts within the
-    ranking tolerance and the ``keep`` fastest (see formulas.moe_planner.search)."""
+    ranking tolerance and the ``keep`` fastest (see formulas.moe.planner.search)."""
     try:
         return search(model, inputs.whole("seq_len"), planner_cluster(inputs),
                       planner_state_bytes(inputs), inputs.whole("global_batch"),
@@ -88,7 +88,7 @@ def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None]
 
 def _ranked(inputs: Inputs, model: MoeArchitecture,
             fixed: dict[str, int | None]) -> tuple[Search, list[Layout]]:
-    """The search and its layouts that fit, recommended first (formulas.ranking).
+    """The search and its layouts that fit, recommended first (formulas.planner.ranking).
 
     Building a layout costs more than timing it, and the table and notes read only the
     first of the recommended order: the layouts within the tolerance (simplest first),

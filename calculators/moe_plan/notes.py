@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.ranking import recommendation_note, simplicity_in_words
+from calculators.formulas.planner.ranking import recommendation_note, simplicity_in_words
 
 if TYPE_CHECKING:
-    from calculators.formulas.layout import Cluster, Layout
+    from calculators.formulas.planner.layout import Cluster, Layout
 
 GB = 1e9
 SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",

@@ -16,9 +16,9 @@ from calculators.core.spec import (
     Table,
     ValidationError,
 )
-from calculators.formulas.flops import megatron_model_flops_per_token
-from calculators.formulas.planner import search
-from calculators.formulas.ranking import distinct, preferred
+from calculators.formulas.model.flops import megatron_model_flops_per_token
+from calculators.formulas.planner.ranking import distinct, preferred
+from calculators.formulas.planner.search import search
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
     PLANNER_PARAMS,

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.ranking import recommendation_note, simplicity_in_words
+from calculators.formulas.planner.ranking import recommendation_note, simplicity_in_words
 
 if TYPE_CHECKING:
-    from calculators.formulas.planner import Cluster, Layout
+    from calculators.formulas.planner.layout import Cluster, Layout
 
 GB = 1e9
 

@@ -14,6 +14,7 @@ from pathlib import Path
 import pytest
 
 import calculators
+from calculators import formulas
 from calculators.registry import CALCULATOR_IDS
 
 PACKAGE = Path(calculators.__file__).parent
@@ -137,3 +138,123 @@ def test_the_checker_catches_a_calculator_importing_another(tmp_path: Path) -> N
     assert not _core_may_import("calculators.inputs", {"training"},
                                 "calculators.inputs.training")
     assert _core_may_import("calculators", {"get"}, "calculators.get")
+
+
+# --- inside formulas: subpackages by subject, importing downward only ----------------
+
+FORMULAS = PACKAGE / "formulas"
+#: The order named in calculators/formulas/__init__.py: each imports only those before it.
+ORDER: tuple[str, ...] = formulas.SUBPACKAGES
+#: Size limits of the layout (issue: "one room per subject").
+MAX_TOP_LEVEL_MODULES, MAX_MODULE_LINES = 8, 330
+
+
+def _subpackage(module: str) -> str | None:
+    parts = module.split(".")
+    if len(parts) >= 3 and parts[:2] == ["calculators", "formulas"]:
+        return parts[2]
+    return None
+
+
+def _formula_edges(files: list[Path]) -> dict[str, set[str]]:
+    """Module -> the formula modules it imports (anywhere in the file)."""
+    edges: dict[str, set[str]] = {}
+    for path in files:
+        me = _module_name(path)
+        edges[me] = set()
+        for module, names, _ in _imports(path):
+            for target in _targets(module, names):
+                if _subpackage(target) is not None and target != me:
+                    edges[me].add(target)
+    return edges
+
+
+def upward_imports(edges: dict[str, set[str]], order: tuple[str, ...]) -> list[str]:
+    """Every import from a subpackage into one after it in ``order`` (or into none)."""
+    wrong = []
+    for me, targets in edges.items():
+        mine = _subpackage(me)
+        for target in targets:
+            theirs = _subpackage(target)
+            if mine in order and theirs not in order:
+                wrong.append(f"{me} imports {target}: not in a subpackage of formulas")
+            elif mine in order and theirs in order and order.index(theirs) > order.index(mine):
+                wrong.append(f"{me} imports {target}: {theirs} comes after {mine}")
+    return sorted(wrong)
+
+
+def import_cycles(edges: dict[str, set[str]]) -> list[list[str]]:
+    """The cycles among modules (Tarjan's strongly connected components of two or more)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for nxt in edges.get(node, ()):
+            if nxt not in edges:
+                continue
+            if nxt not in index:
+                visit(nxt)
+                low[node] = min(low[node], low[nxt])
+            elif nxt in on_stack:
+                low[node] = min(low[node], index[nxt])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                top = stack.pop()
+                on_stack.discard(top)
+                component.append(top)
+                if top == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(edges):
+        if node not in index:
+            visit(node)
+    return found
+
+
+FORMULA_FILES = sorted(FORMULAS.rglob("*.py"))
+
+
+def test_formulas_subpackages_import_downward_only() -> None:
+    assert upward_imports(_formula_edges(FORMULA_FILES), ORDER) == []
+
+
+def test_formulas_modules_import_no_cycle() -> None:
+    assert import_cycles(_formula_edges(FORMULA_FILES)) == []
+
+
+def test_the_order_names_every_subpackage_once() -> None:
+    packages = {p.name for p in FORMULAS.iterdir() if (p / "__init__.py").exists()}
+    assert sorted(ORDER) == sorted(packages)
+    assert len(set(ORDER)) == len(ORDER)
+    for name in ORDER:  # each says its job in its docstring
+        doc = importlib.import_module(f"calculators.formulas.{name}").__doc__
+        assert doc and doc.strip(), name
+
+
+def test_formulas_has_few_modules_at_its_top_and_none_is_long() -> None:
+    top = [p.name for p in FORMULAS.glob("*.py") if p.name != "__init__.py"]
+    assert len(top) <= MAX_TOP_LEVEL_MODULES, top
+    long = {str(p.relative_to(PACKAGE)): n for p in PACKAGE.rglob("*.py")
+            if (n := len(p.read_text(encoding="utf-8").splitlines())) > MAX_MODULE_LINES}
+    assert long == {}
+
+
+def test_the_order_checks_catch_an_upward_import_and_a_cycle() -> None:
+    """Both checks fail on what they are for (a checker that cannot fail proves nothing)."""
+    edges = {"calculators.formulas.model.a": {"calculators.formulas.planner.b"},
+             "calculators.formulas.planner.b": {"calculators.formulas.planner.c"},
+             "calculators.formulas.planner.c": {"calculators.formulas.planner.b"}}
+    assert upward_imports(edges, ORDER) == [
+        "calculators.formulas.model.a imports calculators.formulas.planner.b: "
+        "planner comes after model"]
+    assert import_cycles(edges) == [["calculators.formulas.planner.b",
+                                     "calculators.formulas.planner.c"]]

@@ -166,7 +166,7 @@ def published_constants(source: str, filename: str = "<test>") -> list[str]:
 
 
 def test_no_published_figure_is_left_outside_the_checks() -> None:
-    found = [hit for path in sorted((ROOT / "tests" / "unit").glob("test_*.py"))
+    found = [hit for path in sorted((ROOT / "tests" / "unit").rglob("test_*.py"))
              if path.name != Path(__file__).name
              for hit in published_constants(path.read_text(encoding="utf-8"), path.name)]
     assert found == [], (

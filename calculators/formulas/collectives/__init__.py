@@ -1,0 +1,3 @@
+"""Collective communication: what an allreduce, allgather, reduce-scatter, alltoall or
+broadcast costs on given links (the alpha-beta model), across nodes, and which
+algorithm NCCL expects to win."""

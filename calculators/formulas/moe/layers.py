@@ -1,0 +1,231 @@
+"""A mixture of experts as the planner sees it: a stack of blocks of three kinds, each
+with its parameters split by the parallelism that cuts them, its FLOPs per token and its
+activations, and a dense ``Architecture`` that stands in for its attention.
+
+The planner (formulas.planner) lays out a dense transformer of identical layers. An MoE
+(formulas.moe.architecture) differs in four ways, each handled here and nowhere else:
+
+- **Blocks of three kinds.** DeepSeek-V3's first ``dense_layers`` blocks have a dense
+  FFN; the rest are MoE blocks; its multi-token-prediction (MTP) module is one more MoE
+  block after the last (DeepSeek-V3 report, Sec. 2.2), which trains with the model and
+  is therefore laid out with it, on the last pipeline stage (its output head and input
+  embedding are shared with the main model, Sec. 2.2). 61 + 1 = 62 blocks on 16 stages
+  is Llama 3's split (formulas.parallel.stages): 3 on the first and last stage, 4 elsewhere.
+- **Two kinds of parameters.** Routed experts are split over expert parallelism (EP),
+  whole experts per GPU (expert tensor parallelism 1, as DeepSeek-V3 trains with no TP
+  at all); everything else (attention, shared experts, router, norms, dense FFNs,
+  embeddings) over TP as in a dense model. A single expert (one of one) is a dense FFN
+  and goes with the TP part, so a one-of-one MoE is exactly the dense planner's model.
+- **FLOPs from the active parameters.** 6 x the active matrix weights of a block per
+  token (formulas.moe.architecture: top-k routed and the shared experts, the router), plus the
+  attention scores as the dense planner charges them.
+- **Activations.** The dense accounting (formulas.model.activations, via the stand-in
+  architecture) with the FFN width a token passes through, k f_e + s f_s
+  (expert_parallel.active_ffn_width), plus what only an MoE keeps: the k dispatched
+  copies of each token's hidden vector (each expert's input), the k expert outputs the
+  combine needs for its gradient, and the router's FP32 probabilities (the same terms
+  as formulas.moe.step_costs.moe_ffn_activation_bytes); and MLA's two latents.
+
+The stand-in architecture for multi-head latent attention has heads = kv_heads = n_h
+(MLA up-projects a key and a value per head for training) and head_dim (d_qk + d_v)/2,
+so that Q, K, V and the attention output add up to MLA's 2 d_qk + 2 d_v per head and
+the attention-score FLOPs to 2 s n_h (d_qk + d_v) (formulas.moe.architecture).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from calculators.formulas.model.architecture import Architecture
+from calculators.formulas.moe import architecture as moe
+from calculators.formulas.moe.expert_parallel import active_ffn_width
+
+if TYPE_CHECKING:
+    from calculators.formulas.parallel.stages import StageSplit
+
+#: Block kinds, in the order they come in the model.
+DENSE, MOE, MTP = 0, 1, 2
+KINDS = (DENSE, MOE, MTP)
+#: 16-bit activations; router probabilities in FP32 (formulas.moe.step_costs's assumption).
+ACTIVATION_BYTES = 2.0
+STATISTIC_BYTES = 4.0
+
+
+@dataclass(frozen=True)
+class Block:
+    """One kind of block. Parameters: ``tp_params`` split by tensor parallelism,
+    ``ep_params`` the routed experts split by expert parallelism. FLOPs per token:
+    ``matmul`` the forward matrix multiplies (2 per active weight), ``attention`` the
+    forward attention-score FLOPs (as run: halved for a fused causal kernel).
+    ``extra_bytes`` per token: activations only an MoE block (or MLA) keeps, on top of
+    the stand-in's dense accounting, kept unless the block is fully recomputed."""
+
+    tp_params: int
+    ep_params: int
+    matmul: float
+    attention: float
+    extra_bytes: float
+    moe: bool
+
+    @property
+    def flops(self) -> float:
+        """Forward + backward FLOPs per token as run: 3 x forward (Kaplan et al. 2020)."""
+        return 3.0 * (self.matmul + self.attention)
+
+    def recompute(self, mode: str) -> float:
+        """FLOPs recomputation adds per token: full, one more forward; selective, the
+        attention-score term again, forward and backward (formulas.model.flops.
+        recompute_flops_per_token)."""
+        if mode == "full":
+            return self.matmul + self.attention
+        return 3.0 * self.attention if mode == "selective" else 0.0
+
+
+def _attention_matmul(model: moe.MoeArchitecture) -> int:
+    """Attention's matrix weights, without the norm scales (QK-norm, MLA's latent norms)."""
+    a = model.attention
+    if isinstance(a, moe.LatentAttention):
+        return moe.mla_attention_params(model.hidden, a) - a.q_lora_rank - a.kv_lora_rank
+    return 2 * model.hidden * a.heads * a.head_dim + 2 * model.hidden * a.kv_heads * a.head_dim
+
+
+def _ffn_matmul(hidden: int, ffn: int, gated: bool) -> int:
+    return (3 if gated else 2) * hidden * ffn
+
+
+def attention_width(model: moe.MoeArchitecture) -> tuple[int, int, int]:
+    """(heads, kv_heads, head_dim) of the stand-in attention (see the module docstring)."""
+    a = model.attention
+    if isinstance(a, moe.LatentAttention):
+        qk = a.qk_nope_head_dim + a.qk_rope_head_dim
+        return a.heads, a.heads, max(1, (qk + a.v_head_dim) // 2)
+    return a.heads, a.kv_heads, a.head_dim
+
+
+def stand_in(model: moe.MoeArchitecture, seq_len: int, ffn: int | None = None) -> Architecture:
+    """The dense architecture whose attention, sequence, vocabulary and block count the
+    planner's dense rules read (TP divides the heads, CP splits the sequence, PP splits
+    the blocks); ``ffn`` is the FFN width for the activation accounting (default: what a
+    token passes through in an MoE block)."""
+    heads, kv_heads, head_dim = attention_width(model)
+    return Architecture(
+        layers=model.layers + model.mtp_modules, hidden=model.hidden, heads=heads,
+        kv_heads=kv_heads, head_dim=head_dim,
+        ffn_hidden=active_ffn_width(model) if ffn is None else ffn, vocab=model.vocab,
+        seq_len=seq_len, gated_mlp=model.gated_mlp, biases=model.biases,
+        learned_positions=False, tied_embeddings=model.tied_embeddings)
+
+
+def _extra_bytes(model: moe.MoeArchitecture, routed: bool) -> float:
+    """Per token: MLA's latents (each the input of its norm and of its up-projection),
+    QK-norm's inputs, and in an MoE block the k copies in, the k outputs, the router."""
+    a, b = model.attention, ACTIVATION_BYTES
+    if isinstance(a, moe.LatentAttention):
+        attention = b * 2 * (a.q_lora_rank + a.kv_lora_rank)
+    else:
+        attention = b * (a.heads + a.kv_heads) * a.head_dim if a.qk_norm else 0.0
+    if not routed or model.routed_experts == 1:
+        return attention
+    copies = b * 2 * model.experts_per_token * model.hidden
+    return attention + copies + STATISTIC_BYTES * model.routed_experts
+
+
+def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float) -> tuple[Block, ...]:
+    """The three kinds of block (dense, MoE, MTP), indexed by ``KINDS``."""
+    h, gated = model.hidden, model.gated_mlp
+    attn_matmul = _attention_matmul(model)
+    heads, _, head_dim = attention_width(model)
+    # 2 s n_h (d_qk + d_v) forward = 4 s x (stand-in attention width).
+    scores = 4.0 * seq_len * (heads * head_dim) * causal_share
+    norms = 2 * moe.norm_params(model)
+    dense_ffn = _ffn_matmul(h, model.dense_ffn, gated) if model.dense_layers else 0
+    dense = Block(moe.dense_layer_params(model) if model.dense_layers else 0, 0,
+                  2.0 * (attn_matmul + dense_ffn), scores, _extra_bytes(model, False), False)
+    expert = moe.expert_params(model)
+    one_of_one = model.routed_experts == 1
+    tp_part = (moe.attention_params(model) + moe.shared_expert_params(model)
+               + moe.router_params(model) + norms + (expert if one_of_one else 0))
+    ep_part = 0 if one_of_one else model.routed_experts * expert
+    active = (model.experts_per_token * _ffn_matmul(h, model.expert_ffn, gated)
+              + model.shared_experts * _ffn_matmul(h, model.shared_ffn, gated)
+              + (0 if one_of_one else h * model.routed_experts))
+    routed = Block(tp_part, ep_part, 2.0 * (attn_matmul + active), scores,
+                   _extra_bytes(model, True), True)
+    # An MTP module: its block, two norms and the 2h x h projection of Eq. 21, the
+    # norm before the shared head (formulas.moe.architecture._mtp_module).
+    mtp_extra = 3 * moe.norm_params(model) + 2 * h * h
+    mtp = Block(tp_part + mtp_extra, ep_part, routed.matmul + 2.0 * 2 * h * h, scores,
+                routed.extra_bytes, True)
+    return dense, routed, mtp
+
+
+def kind_of(model: moe.MoeArchitecture, index: int) -> int:
+    """The kind of block ``index`` (0-based, MTP modules after the last layer)."""
+    if index < model.dense_layers:
+        return DENSE
+    return MOE if index < model.layers else MTP
+
+
+@dataclass(frozen=True)
+class RankBlocks:
+    """What one pipeline rank holds: blocks of each kind, and block-micro-batches of each
+    kind in flight at its peak (``units``, as stages.layer_units_in_flight counts them)."""
+
+    rank: int
+    counts: tuple[int, int, int]
+    units: tuple[int, int, int]
+
+    @property
+    def blocks(self) -> int:
+        return self.counts[0] + self.counts[1] + self.counts[2]
+
+    @property
+    def routed_blocks(self) -> int:
+        """Blocks with routed experts, hence with an alltoall (MoE and MTP)."""
+        return self.counts[MOE] + self.counts[MTP]
+
+
+def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
+                in_flight: tuple[int, ...]) -> RankBlocks:
+    """Blocks by kind on ``rank``: chunk c of the rank is global chunk c p + r, whose
+    blocks start after all earlier chunks' (the first chunk one short when light);
+    ``in_flight`` is stages.chunks_in_flight for the rank."""
+    counts, units = [0, 0, 0], [0, 0, 0]
+    for c, flight in enumerate(in_flight):
+        j = c * split.stages + rank
+        start = j * split.per_chunk - (1 if split.light >= 1 and j > 0 else 0)
+        for index in range(start, start + split.chunk_layers(rank, c)):
+            kind = kind_of(model, index)
+            counts[kind] += 1
+            units[kind] += flight
+    return RankBlocks(rank, (counts[0], counts[1], counts[2]), (units[0], units[1], units[2]))
+
+
+def embedding_params_on(model: moe.MoeArchitecture, rank: int, stages: int) -> int:
+    """The input table on the first rank; the output head and final norm on the last
+    (a tied head shares the first rank's table when there is one stage). With MTP and
+    more than one stage the last rank also keeps a copy of the input table, which the
+    MTP module shares (DeepSeek-V3 Sec. 2.2; a tied copy, as Megatron-LM keeps one)."""
+    table = moe.embedding_params(model)
+    held = table if rank == 0 else 0
+    if rank == stages - 1:
+        head = model.vocab * model.hidden
+        held += head + moe.norm_params(model)
+        if stages == 1 and model.tied_embeddings:
+            held -= head
+        if stages > 1 and model.mtp_modules:
+            held += table
+    return held
+
+
+def model_flops_per_token(model: moe.MoeArchitecture, seq_len: int) -> float:
+    """Model FLOPs per token for MFU, in the dense planner's convention (formulas.model.flops.
+    megatron_model_flops_per_token): 6 x active matrix weights of every block, the full
+    (non-causal) attention scores, 6 V h for each pass through the output head (the
+    main model's and each MTP module's)."""
+    dense, routed, mtp = blocks(model, seq_len, 1.0)
+    per_kind = (model.dense_layers, model.moe_layers, model.mtp_modules)
+    body = sum(n * 3.0 * (blk.matmul + blk.attention)
+               for n, blk in zip(per_kind, (dense, routed, mtp), strict=True))
+    return body + 6.0 * model.vocab * model.hidden * (1 + model.mtp_modules)

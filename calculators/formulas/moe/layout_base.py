@@ -1,0 +1,254 @@
+"""One candidate layout of the expert-parallel planner (formulas.moe.planner): the dense
+planner's per-(dims, micro-batch) base with the blocks, parameters, activations and
+alltoall of a mixture of experts in place of uniform layers, and what each EP size
+changes on it. The search, its pruning and its rules are in formulas.moe.planner."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from calculators.formulas.moe import layers as ml
+from calculators.formulas.moe.expert_groups import block_alltoall
+from calculators.formulas.parallel import memory as mem
+from calculators.formulas.parallel.placement import Dims, members_per_domain
+from calculators.formulas.parallel.stages import chunks_in_flight
+from calculators.formulas.planner import layout_cost as lc
+from calculators.formulas.planner.base import LayoutBase
+from calculators.formulas.planner.layout import Layout
+from calculators.formulas.planner.sizes import RECOMPUTE_MODES, shard_groups
+
+if TYPE_CHECKING:
+    from calculators.formulas.moe.architecture import MoeArchitecture
+    from calculators.formulas.moe.expert_groups import ExpertComm
+    from calculators.formulas.planner.memo import Memo
+
+
+#: Weights, gradients and optimizer bytes, one list each over the ranks of interest.
+Columns = tuple[list[float], list[float], list[float]]
+
+
+def _columns(params: list[float], per_param: mem.StateBytes, zero_stage: int,
+             shard: int) -> Columns:
+    rows = [mem.model_state_bytes(p, per_param, zero_stage, shard) for p in params]
+    return [r[0] for r in rows], [r[1] for r in rows], [r[2] for r in rows]
+
+
+class _Experts:
+    """What one EP size changes on a (dims, micro-batch): the expert parameters per GPU,
+    the expert-data-parallel group, one block's alltoall and what of it stays exposed."""
+
+    def __init__(self, base: _MoeBase, ep: int) -> None:
+        cl, dims = base.cluster, base.dims
+        self.ep = ep
+        self.dims = Dims(tp=dims.tp, cp=dims.cp, dp=dims.dp, pp=dims.pp, ep=ep)
+        self.params = [p / ep for p in base.expert_params]
+        self.max_params = max(self.params)
+        self.ep_max = max(base.kinds[k].ep_params for k in base.present)
+        self.edp = dims.tp * dims.cp * dims.dp // ep
+        self.edp_pd = members_per_domain(ep, self.edp, cl.gpus_per_node)
+        self.a2a = block_alltoall(base.model, base.comm, cl, tokens=base.tokens, ep=ep)
+        a2a = self.a2a.time_s
+        self.exposed = a2a - cl.overlap * min(a2a, base.hide)
+        self.slots: dict[str, tuple[int, float, float]] = {}
+        self.states: dict[int, Columns] = {}
+        self.peaks: dict[tuple[str, int, int], tuple[int, float, float]] = {}
+
+
+class _MoeBase(LayoutBase):
+    """One (TP, CP, PP, DP, micro-batch): the dense planner's base, with the blocks,
+    parameters and activations of the MoE in place of uniform layers; each EP size is
+    an ``_Experts`` on top of it."""
+
+    def __init__(self, model: MoeArchitecture, comm: ExpertComm, kinds: tuple[ml.Block, ...],
+                 dense_memo: Memo, *, arch_memo: Memo, **kw: object) -> None:
+        super().__init__(memo=arch_memo, **kw)  # type: ignore[arg-type]
+        dims, b, m, cl = self.dims, self.b, self.m, self.cluster
+        tp, cp, pp = dims.tp, dims.cp, dims.pp
+        self.model, self.comm, self.kinds = model, comm, kinds
+        split = arch_memo.split(pp, self.chunks)
+        assert split is not None  # the dense base has checked it
+        seq = arch_memo.arch.seq_len
+        self.per_gpu = b * seq / cp / tp / (cl.peak_flops * cl.compute_efficiency)
+        self.tokens = b * seq / cp / tp
+        self.blocks = [ml.rank_blocks(model, split, ld.rank, chunks_in_flight(
+            self.schedule, pp, m, ld.rank, self.chunks)) for ld in self.loads]
+        out = 6.0 * model.vocab * model.hidden * (1 + model.mtp_modules)
+        self.compute = [self.per_gpu * (math.fsum(n * k.flops for n, k in zip(
+            rb.counts, kinds, strict=True)) + (out if rb.rank == pp - 1 else 0.0))
+            for rb in self.blocks]
+        self.cover = kinds[ml.MOE].flops * self.per_gpu  # one routed block, one micro-batch
+        self.hide = self.cover if comm.overlap == "batch" and m >= 2 else 0.0
+        self.tp_params = [(math.fsum(n * k.tp_params for n, k in zip(rb.counts, kinds,
+                                                                     strict=True))
+                           + ml.embedding_params_on(model, rb.rank, pp)) / tp
+                          for rb in self.blocks]
+        self.expert_params = [math.fsum(n * k.ep_params for n, k in zip(rb.counts, kinds,
+                                                                       strict=True))
+                              for rb in self.blocks]
+        extra = self.tokens * self.scale
+        self.act: list[dict[str, float]] = []  # per kind: one block, one micro-batch
+        for kind, blk in zip(ml.KINDS, kinds, strict=True):
+            base = (dense_memo if kind == ml.DENSE else arch_memo).per_layer(tp, cp, b)
+            self.act.append({r: base[r] + (0.0 if r == "full" else blk.extra_bytes * extra)
+                             for r in RECOMPUTE_MODES})
+        mtp_logits = model.mtp_modules * mem.output_layer_bytes(arch_memo.arch, b, tp, cp)
+        self.outer = [(ld.outer + (mtp_logits if ld.rank == pp - 1 else 0.0)) * self.scale
+                      for ld in self.loads]
+        self.acts = {r: [math.fsum(u * a[r] for u, a in zip(rb.units, self.act, strict=True))
+                         for rb in self.blocks] for r in RECOMPUTE_MODES}
+        self.dense_states: dict[tuple[int, int], Columns] = {}
+        self.dense_max = max(self.tp_params)
+        #: The kinds of block the model has, the largest one's TP part, and one block's
+        #: whole activations (what full recomputation rebuilds at a time).
+        self.present = [k for k, n in zip(ml.KINDS, (model.dense_layers, model.moe_layers,
+                                                     model.mtp_modules), strict=True) if n]
+        self.largest_tp = max(kinds[k].tp_params for k in self.present)
+        self.full_working = max(self.act[k]["none"] for k in self.present)
+        self.dense_dp: dict[tuple[str, int, int, int], lc.DpCost] = {}
+
+    def experts(self, ep: int) -> _Experts:
+        return _Experts(self, ep)
+
+    def _slot(self, ex: _Experts, recompute: str) -> tuple[int, float, float]:
+        """(index of the slowest rank, its slot less the pipeline sends, its recompute)."""
+        hit = ex.slots.get(recompute)
+        if hit is None:
+            per_block = (lc.TP_ALLREDUCES_PER_LAYER[recompute] * self.tp_op[0]
+                         + self.cp_layer[1])
+            rec = [k.recompute(recompute) * self.per_gpu for k in self.kinds]
+            best = (0, -1.0, 0.0)
+            for i, (c, rb) in enumerate(zip(self.compute, self.blocks, strict=True)):
+                again = math.fsum(n * r for n, r in zip(rb.counts, rec, strict=True))
+                slot = (c + again + rb.blocks * per_block + rb.routed_blocks * ex.exposed)
+                if slot > best[1]:
+                    best = (i, slot, again)
+            hit = ex.slots[recompute] = best
+        return hit
+
+    def smallest_memory(self, ex: _Experts) -> float:
+        """The least memory any choice leaves (ZeRO-2 or 3 over the whole group, each
+        recomputation: full recomputation's working buffer can outweigh what it saves):
+        an EP size above capacity here is not costed."""
+        return min(self._peak(ex, r, z, self.group)[1] for z in (2, 3)
+                   for r in RECOMPUTE_MODES)
+
+
+    def fits(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> bool:
+        return self._peak(ex, recompute, zero_stage, shard)[1] <= self.cluster.memory_bytes
+
+    def moe_step_floor(self, ex: _Experts, recompute: str) -> float:
+        """The step time of every choice with this recomputation, less its exposed
+        data-parallel time (never negative): a floor under all of them."""
+        return self.m * (self._slot(ex, recompute)[1] + self.pp_mb) * (1.0 + self.bubble)
+
+    def moe_step_s(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> float:
+        """One choice's step time, as its Layout has it, without building the Layout."""
+        return self.moe_step_floor(ex, recompute) + self._dp(ex, recompute, zero_stage,
+                                                             shard)[1]
+
+    def _dp(self, ex: _Experts, recompute: str, zero_stage: int,
+            shard: int) -> tuple[float, float, float, float]:
+        """(time, exposed time, bytes sent, bytes across nodes) of the data-parallel
+        traffic of one choice: the dense part's, and the experts' over their EDP group."""
+        m, cl = self.m, self.cluster
+        i, _, recompute_mb = self._slot(ex, recompute)
+        compute = self.compute[i]
+        backward = 2.0 / 3.0 * compute + recompute_mb
+        g, w = self.per_param.gradients, self.per_param.weights
+        key = (recompute, zero_stage, shard, i)
+        dense_dp = self.dense_dp.get(key)
+        if dense_dp is None:
+            dense_p = self.dense_max
+            groups, replicas = shard_groups(shard, self.group, self.group_pd)
+            dense_dp = self.dense_dp[key] = lc.dp_cost(
+                self.cache, zero_stage, groups, replicas, grads=dense_p * g, weights=dense_p * w,
+                micro_batches=m, forward_s=compute / 3.0, backward_s=backward,
+                overlap=cl.overlap)
+        dp_time, dp_exposed, dp_sent, dp_inter = dense_dp
+        expert_p = ex.max_params
+        if expert_p > 0 and ex.edp > 1:
+            more = lc.dp_cost(self.cache, zero_stage, (ex.edp, ex.edp_pd), 1,
+                              grads=expert_p * g, weights=expert_p * w, micro_batches=m,
+                              forward_s=compute / 3.0, backward_s=backward, overlap=cl.overlap)
+            dp_time, dp_sent = dp_time + more.time_s, dp_sent + more.bytes_sent
+            dp_inter += more.inter_bytes
+            # Both hide behind the same compute: no more than the overlap share of it.
+            cover = backward if zero_stage <= 1 else m * (backward + (
+                compute / 3.0 if zero_stage >= 3 else 0.0))
+            dp_exposed = max(dp_exposed + more.exposed_s, dp_time - cl.overlap * cover)
+        return dp_time, dp_exposed, dp_sent, dp_inter
+
+    def layout(self, ex: _Experts, recompute: str,  # type: ignore[override]
+               zero_stage: int, shard: int) -> Layout:
+        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        cp_total, cp_exposed, cp_bytes = self.cp_layer
+        i, slot, recompute_mb = self._slot(ex, recompute)
+        rb, compute = self.blocks[i], self.compute[i]
+        slot += self.pp_mb
+        dp_time, dp_exposed, dp_sent, dp_inter = self._dp(ex, recompute, zero_stage, shard)
+        memory = self._memory(ex, recompute, zero_stage, shard)
+        blocks, routed, a2a = rb.blocks, rb.routed_blocks, ex.a2a
+        tp_bytes = m * blocks * ops * self.tp_op[1]
+        cp_sent, pp_bytes = m * blocks * cp_bytes, m * self.pp_mb_bytes
+        inter = (tp_bytes * self.tp_op[2] + cp_sent * self.cp_inter + pp_bytes * self.pp_inter
+                 + dp_inter + m * routed * a2a.inter_bytes)
+        return Layout(
+            dims=ex.dims, micro_batch=self.b, recompute=recompute, zero_stage=zero_stage,
+            shard_group=shard, schedule=self.schedule, chunks=self.chunks, micro_batches=m,
+            memory=memory, fits=memory.total <= cl.memory_bytes, bubble_fraction=self.bubble,
+            compute_s=m * compute, recompute_s=m * recompute_mb,
+            bubble_s=self.bubble * m * slot, tp_s=m * blocks * ops * self.tp_op[0],
+            cp_s=m * blocks * cp_total, cp_exposed_s=m * blocks * cp_exposed,
+            pp_s=m * self.pp_mb, dp_s=dp_time, dp_exposed_s=dp_exposed,
+            tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp_sent,
+            inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
+            pp_inter=self.pp_inter, dp_inter=self.dp_inter or ex.edp_pd < ex.edp,
+            step_s=self.moe_step_floor(ex, recompute) + dp_exposed,
+            ep_s=m * routed * a2a.time_s, ep_exposed_s=m * routed * ex.exposed,
+            ep_bytes=m * routed * (a2a.intra_bytes + a2a.inter_bytes),
+            ep_inter_bytes=m * routed * a2a.inter_bytes, ep_cover_s=m * routed * self.cover,
+            moe=True)
+
+    def _memory(self, ex: _Experts, recompute: str, zero_stage: int,
+                shard: int) -> mem.Breakdown:
+        """The breakdown of the pipeline rank that needs the most."""
+        j, _, working = self._peak(ex, recompute, zero_stage, shard)
+        (a, b, c), (d, e, f) = self._states(ex, zero_stage, shard)
+        return mem.Breakdown(a[j] + d[j], b[j] + e[j], c[j] + f[j], self.acts[recompute][j],
+                             self.outer[j], working, self.blocks[j].rank)
+
+    def _states(self, ex: _Experts, zero_stage: int, shard: int) -> tuple[Columns, Columns]:
+        """(weights, gradients, optimizer) per rank of interest: the TP part, the experts."""
+        dense = self.dense_states.get((zero_stage, shard))
+        if dense is None:
+            dense = self.dense_states[(zero_stage, shard)] = _columns(
+                self.tp_params, self.per_param, zero_stage, shard)
+        expert = ex.states.get(zero_stage)
+        if expert is None:
+            expert = ex.states[zero_stage] = _columns(ex.params, self.per_param, zero_stage,
+                                                      ex.edp)
+        return dense, expert
+
+    def _peak(self, ex: _Experts, recompute: str, zero_stage: int,
+              shard: int) -> tuple[int, float, float]:
+        """(rank index, total bytes, working bytes) of the fullest rank, memoised."""
+        key = (recompute, zero_stage, shard)
+        hit = ex.peaks.get(key)
+        if hit is not None:
+            return hit
+        working = self.cp_working + (self.full_working if recompute == "full" else 0.0)
+        if zero_stage >= 3:  # the largest block's gathered weights and the next ones
+            gathered = self.largest_tp / self.dims.tp * (1.0 - 1.0 / shard)
+            if ex.ep_max:
+                gathered += ex.ep_max / ex.ep * (1.0 - 1.0 / ex.edp)
+            working += 2.0 * gathered * self.per_param.weights
+        (a, b, c), (d, e, f) = self._states(ex, zero_stage, shard)
+        acts = self.acts[recompute]
+        best, best_total = 0, -1.0
+        for j in range(len(acts)):
+            total = a[j] + d[j] + b[j] + e[j] + c[j] + f[j] + acts[j] + self.outer[j] + working
+            if total > best_total:
+                best, best_total = j, total
+        hit = ex.peaks[key] = (best, best_total, working)
+        return hit

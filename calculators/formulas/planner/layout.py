@@ -1,0 +1,154 @@
+"""A planner layout as records: the cluster it runs on, the choices the search holds
+fixed, and one costed layout (its named dimensions, memory, times and bytes).
+
+The dimensions are formulas.parallel.placement's ``Dims``; a new kind of parallelism (expert
+parallelism) adds a field there, and its traffic a time and a byte count here.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from calculators.formulas.parallel.memory import Breakdown
+    from calculators.formulas.parallel.placement import Dims
+
+#: Default overlap efficiency: overlapped compute ran 18.9% slower on average than
+#: alone in "Characterizing Compute-Communication Overlap in GPU-Accelerated Distributed
+#: Deep Learning" (arXiv:2507.03114, 2025, abstract; A100, H100, MI250, MI210): when the
+#: traffic is about as long as the compute it hides behind, about a fifth of it comes
+#: back. Our reading of that figure, an assumption.
+DEFAULT_OVERLAP = 0.8
+
+
+@dataclass(frozen=True)
+class Cluster:
+    """Machines and the assumptions about them (efficiencies are inputs, not facts).
+    ``gpus_per_node`` is the scale-up (NVLink) domain; ``memory_bytes`` what a layout
+    may use per GPU (the capacity less the reserve)."""
+
+    num_gpus: int
+    gpus_per_node: int
+    peak_flops: float
+    compute_efficiency: float
+    intra_bandwidth: float  # B/s per GPU per direction, already x efficiency
+    inter_bandwidth: float  # B/s per GPU per direction, already x efficiency
+    latency: float
+    memory_bytes: float
+    overlap: float = DEFAULT_OVERLAP
+
+
+@dataclass(frozen=True)
+class Options:
+    """Choices the search holds fixed (the reader's inputs)."""
+
+    schedule: str = "1f1b"
+    virtual_stages: int = 2
+    cp_method: str = "ring"
+    attention: str = "fused"
+    dropout: bool = False
+    act_bytes: float = 2.0
+
+    def chunks(self, pp: int) -> int:
+        """Model chunks per pipeline rank: v for the interleaved schedule, else 1."""
+        return self.virtual_stages if self.schedule == "interleaved" and pp > 1 else 1
+
+
+@dataclass(slots=True)
+class Layout:
+    """One costed layout; times in seconds per optimizer step, bytes per GPU per step.
+    ``shard_group`` is the number of GPUs the ZeRO stage shards over (all of DP x CP,
+    or the part of it inside one scale-up domain for hybrid sharding). A result record,
+    never changed after the search builds it; not frozen only because a frozen
+    dataclass of this many fields takes ten times longer to build, and the search
+    builds tens of thousands."""
+
+    dims: Dims
+    micro_batch: int
+    recompute: str
+    zero_stage: int
+    shard_group: int
+    schedule: str
+    chunks: int
+    micro_batches: int
+    memory: Breakdown
+    fits: bool
+    bubble_fraction: float
+    compute_s: float
+    recompute_s: float
+    bubble_s: float
+    tp_s: float
+    cp_s: float
+    cp_exposed_s: float
+    pp_s: float
+    dp_s: float
+    dp_exposed_s: float
+    tp_bytes: float
+    cp_bytes: float
+    pp_bytes: float
+    dp_bytes: float
+    inter_bytes: float
+    tp_inter: bool
+    cp_inter: bool
+    pp_inter: bool
+    dp_inter: bool
+    step_s: float
+    #: Expert parallelism (formulas.moe.planner): the dispatch and combine alltoalls per
+    #: step, the part not hidden, the bytes each GPU sends and those of them that leave
+    #: the scale-up domain. Zero for a dense model, whose ``parts`` omit them.
+    ep_s: float = 0.0
+    ep_exposed_s: float = 0.0
+    ep_bytes: float = 0.0
+    ep_inter_bytes: float = 0.0
+    #: The routed blocks' compute per step that the alltoalls could hide behind.
+    ep_cover_s: float = 0.0
+    moe: bool = False
+
+    @property
+    def tp(self) -> int:
+        return self.dims.tp
+
+    @property
+    def cp(self) -> int:
+        return self.dims.cp
+
+    @property
+    def pp(self) -> int:
+        return self.dims.pp
+
+    @property
+    def dp(self) -> int:
+        return self.dims.dp
+
+    @property
+    def memory_bytes(self) -> float:
+        return self.memory.total
+
+    @property
+    def fullest_stage(self) -> str:
+        """The pipeline stage whose memory ``memory`` is (the fullest), in words."""
+        rank = self.memory.rank
+        if self.pp == 1:
+            return "the only pipeline stage"
+        if rank == 0:
+            return "the first pipeline stage"
+        return "the last pipeline stage" if rank == self.pp - 1 else f"pipeline stage {rank + 1}"
+
+    @property
+    def hybrid(self) -> bool:
+        return self.shard_group < self.dp * self.cp
+
+    @property
+    def intra_bytes(self) -> float:
+        return (self.tp_bytes + self.cp_bytes + self.pp_bytes + self.dp_bytes + self.ep_bytes
+                - self.inter_bytes)
+
+    def parts(self) -> list[tuple[str, float]]:
+        parts = [("compute", self.compute_s), ("recompute", self.recompute_s),
+                 ("bubble", self.bubble_s), ("TP comm", self.tp_s),
+                 ("CP comm (exposed)", self.cp_exposed_s), ("PP comm", self.pp_s),
+                 ("DP comm (exposed)", self.dp_exposed_s)]
+        if self.moe:
+            parts.append(("EP alltoall (exposed)", self.ep_exposed_s))
+        return parts

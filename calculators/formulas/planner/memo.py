@@ -1,0 +1,69 @@
+"""What one search computes once per model and looks up thereafter: pipeline splits,
+the parameters on each pipeline rank, a layer's activation bytes and ZeRO-3's gathered
+weights."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from calculators.formulas.parallel import memory as mem
+from calculators.formulas.parallel.stages import SplitError, split_layers
+from calculators.formulas.planner.layout_cost import RECOMPUTE_MODES
+
+if TYPE_CHECKING:
+    from calculators.formulas.model.architecture import Architecture
+    from calculators.formulas.parallel.memory import StateBytes
+    from calculators.formulas.parallel.stages import StageSplit
+    from calculators.formulas.planner.layout import Options
+
+class Memo:
+    """What a search computes once and looks up thereafter: pipeline splits by (stages,
+    chunks), the ranks' parameters by (tp, stages, chunks), a layer's activation
+    bytes by (tp, cp, micro-batch) and ZeRO-3's gathered weights by (tp, shard)."""
+
+    def __init__(self, arch: Architecture, options: Options) -> None:
+        self.arch, self.options = arch, options
+        self._splits: dict[tuple[int, int], StageSplit | None] = {}
+        self._per_layer: dict[tuple[int, int, int], dict[str, float]] = {}
+        self._params: dict[tuple[int, int, int], tuple[float, ...]] = {}
+        self._gathered: dict[tuple[int, int, float], float] = {}
+
+    def rank_params(self, tp: int, pp: int, chunks: int) -> tuple[float, ...]:
+        """Parameters on one GPU of each pipeline rank of interest."""
+        key = (tp, pp, chunks)
+        hit = self._params.get(key)
+        if hit is None:
+            split = self.split(pp, chunks)
+            if split is None:
+                raise SplitError(f"{self.arch.layers} layers do not split into {pp} stages")
+            hit = self._params[key] = tuple(mem.params_on_rank(self.arch, split, rank, tp)
+                                            for rank in split.ranks_of_interest)
+        return hit
+
+    def gathered(self, tp: int, per_param: StateBytes, shard: int) -> float:
+        key = (tp, shard, per_param.weights)
+        hit = self._gathered.get(key)
+        if hit is None:
+            hit = self._gathered[key] = mem.gathered_weight_bytes(self.arch, tp, per_param,
+                                                                  shard)
+        return hit
+
+    def split(self, pp: int, chunks: int) -> StageSplit | None:
+        key = (pp, chunks)
+        if key not in self._splits:
+            try:
+                self._splits[key] = split_layers(self.arch.layers, pp, chunks)
+            except SplitError:
+                self._splits[key] = None
+        return self._splits[key]
+
+    def per_layer(self, tp: int, cp: int, micro_batch: int) -> dict[str, float]:
+        key = (tp, cp, micro_batch)
+        hit = self._per_layer.get(key)
+        if hit is None:
+            opts = self.options
+            hit = {r: opts.act_bytes / 2.0 * mem.activation_bytes_per_layer(
+                self.arch, micro_batch, tp, tp > 1, r, attention=opts.attention,
+                dropout=opts.dropout, cp=cp) for r in RECOMPUTE_MODES}
+            self._per_layer[key] = hit
+        return hit

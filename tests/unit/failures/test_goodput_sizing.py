@@ -1,0 +1,205 @@
+"""Goodput where runs are sized: training_compute and cluster_sizing count it in their
+days, GPU-hours and dollars (tests that fail without it), the estimate they share, and
+the figures the "Running for weeks" chapter quotes."""
+
+from __future__ import annotations
+
+import pytest
+
+import calculators
+import published_checks
+from calculators.core.spec import Result
+from calculators.formulas.failures import reliability as rel
+from calculators.inputs.reliability import estimate_goodput
+
+DAY = 86_400.0
+#: Llama 3 405B as compute.md runs it (Dubey et al. 2024): 15.6T tokens, 16,384 H100s.
+LLAMA3_405B: dict[str, object] = {"params": "405B", "tokens": "15.6T", "gpu": "h100_sxm",
+                                  "num_gpus": 16384}
+
+
+def value(result: Result, name: str) -> float:
+    v = result.value(name)
+    assert isinstance(v, (int, float)), (name, v)
+    return float(v)
+
+
+# --- training_compute -----------------------------------------------------------------
+
+def test_training_compute_divides_time_and_money_by_goodput() -> None:
+    ideal = calculators.compute("training_compute", **LLAMA3_405B)
+    lossy = calculators.compute("training_compute", **LLAMA3_405B, goodput=0.9)
+    assert value(ideal, "goodput") == 1.0
+    for name in ("gpu_hours", "wall_clock_days", "cost_usd", "energy_kwh", "co2_tonnes"):
+        assert value(lossy, name) == pytest.approx(value(ideal, name) / 0.9, rel=1e-12), name
+    # C and MFU are untouched: goodput is a separate factor.
+    assert value(lossy, "total_flops") == value(ideal, "total_flops")
+    assert value(lossy, "effective_flops_per_gpu") == value(ideal, "effective_flops_per_gpu")
+
+
+def test_training_compute_blank_goodput_is_the_shared_estimate() -> None:
+    result = calculators.compute("training_compute", **LLAMA3_405B, goodput="")
+    plan = estimate_goodput(16384, 8, 405e9 * 14)
+    assert value(result, "goodput") == pytest.approx(plan.goodput, rel=1e-12)
+    assert any("estimated" in note for note in result.computed.notes)
+
+
+def test_llama31_model_card_gpu_hours() -> None:
+    # Meta, Llama 3.1 model card: 30.84M H100 GPU-hours for 405B. C / (peak x 40% MFU)
+    # gives 26.6M (14% below); with the estimated goodput of 92.2%, 28.9M: 6.4% below.
+    # The card's figure also covers work no estimate from C sees (evaluation, phases
+    # below 40% MFU), so the estimate must come close from below.
+    # The 26.6M, 28.9M and 30.84M are published checks (published_checks.long_runs:
+    # llama31-405b-gpu-hours-ideal, -estimated, llama31-405b-gpu-hours).
+    ideal = value(calculators.compute("training_compute", **LLAMA3_405B), "gpu_hours")
+    lossy = value(calculators.compute("training_compute", **LLAMA3_405B, goodput=""),
+                  "gpu_hours")
+    card = published_checks.get("llama31-405b-gpu-hours").published
+    assert ideal < lossy
+    assert 0.9 < lossy / card < 1.0
+
+
+@pytest.mark.parametrize("bad", [0, "0.5%", 1.01, "-0.2", "lots"])
+def test_goodput_bounds(bad: object) -> None:
+    for calc_id in ("training_compute", "cluster_sizing"):
+        with pytest.raises(calculators.ValidationError) as caught:
+            calculators.compute(calc_id, goodput=bad)
+        assert caught.value.input_name == "goodput"
+
+
+def test_an_estimate_too_low_to_finish_names_goodput() -> None:
+    # 10 million GPUs at Llama 3's rate: an interruption every 18 s.
+    with pytest.raises(calculators.ValidationError) as caught:
+        calculators.compute("training_compute", num_gpus=10_000_000, goodput="")
+    assert caught.value.input_name == "goodput"
+
+
+# --- cluster_sizing ---------------------------------------------------------------------
+
+def test_cluster_sizing_sizes_for_the_deadline_in_wall_clock() -> None:
+    # A goodput of 50% halves the useful time before the deadline: twice the GPUs.
+    full = calculators.compute("cluster_sizing")
+    half = calculators.compute("cluster_sizing", goodput=0.5)
+    assert value(half, "gpus_for_deadline") == pytest.approx(
+        2 * value(full, "gpus_for_deadline"), rel=1e-12)
+    assert value(half, "num_gpus") >= value(half, "gpus_for_deadline")
+    deadline = float(half.inputs["deadline_days"])  # type: ignore[arg-type]
+    assert value(half, "wall_clock_days") <= deadline * (1 + 1e-12)
+    # GPU-hours are GPUs x wall-clock, failures included; cost follows them.
+    assert value(half, "gpu_hours") == pytest.approx(
+        value(half, "num_gpus") * value(half, "wall_clock_days") * 24, rel=1e-12)
+    assert value(half, "cost_usd") == pytest.approx(value(half, "gpu_hours") * 2.0)
+    assert value(half, "goodput") == 0.5
+
+
+def test_cluster_sizing_estimate_and_checkpoint_outputs() -> None:
+    result = calculators.compute("cluster_sizing", goodput="")
+    n = int(value(result, "num_gpus"))
+    checkpoint = value(result, "checkpoint_bytes")
+    plan = estimate_goodput(n, 8, checkpoint)
+    assert value(result, "goodput") == pytest.approx(plan.goodput, rel=1e-12)
+    assert value(result, "checkpoint_interval") == pytest.approx(plan.interval_s)
+    assert value(result, "checkpoint_write_time") == pytest.approx(plan.write_s)
+    # GPT-3's 174.6B parameters at 14 B each (weights + optimizer state, no gradients).
+    assert checkpoint == pytest.approx(174.6e9 * 14, rel=2e-3)
+    rows = [row[0] for row in (result.computed.table.rows if result.computed.table else ())]
+    assert "Goodput" in rows
+
+
+# --- the chapter's figures ----------------------------------------------------------------
+
+def goodput(**inputs: object) -> Result:
+    return calculators.compute("goodput", **inputs)
+
+
+def test_long_runs_chapter_figures() -> None:
+    # docs/long-runs.md quotes these; each is recomputed here.
+    base = goodput()
+    assert f"{value(base, 'goodput'):.1%}" == "92.2%"
+    interval = published_checks.get("llama3-checkpoint-interval").published
+    assert value(base, "checkpoint_interval") == pytest.approx(interval, abs=0.005 * 60)
+    assert value(base, "lost_work_per_failure") / 60 == pytest.approx(2.09, abs=0.005)
+    assert value(base, "extra_days") == pytest.approx(5.74, abs=0.005)
+    assert value(base, "extra_cost_usd") / 1e6 == pytest.approx(4.51, abs=0.005)
+    assert rel.per_gpu_mtbf_s(419, 54 * DAY, 16384) / 3600 == pytest.approx(50_700, rel=1e-3)
+    assert rel.scaled_mtbi_s(419, 54 * DAY, 16384, 1024) / 3600 == pytest.approx(49, abs=0.5)
+    for interval, shown in (("8.3 min", "91.7%"), ("2.1 min", "91.7%"), ("30 min", "86.7%")):
+        assert f"{value(goodput(checkpoint_interval=interval), 'goodput'):.1%}" == shown
+    slow = goodput(storage_bandwidth="100GB/s")
+    assert (f"{value(slow, 'goodput'):.1%}", round(value(slow, "checkpoint_stall"))) == (
+        "85.1%", 57)
+    assert value(slow, "checkpoint_interval") / 60 == pytest.approx(18, abs=0.5)
+    assert f"{value(goodput(storage_bandwidth='100GB/s', asynchronous=True), 'goodput'):.1%}" == (
+        "93.6%")
+    spares = goodput(hot_spares=False)
+    assert (f"{value(spares, 'goodput'):.1%}", round(value(spares, "recovery_time") / 60)) == (
+        "71.6%", 57)
+    for gpus, shown in ((1024, "98.6%"), (131072, "60.6%")):
+        assert f"{value(goodput(num_gpus=gpus), 'goodput'):.1%}" == shown
+    fast = goodput(num_gpus=131072, detection_time=30, restart_time=120)
+    assert f"{value(fast, 'goodput'):.1%}" == "84.1%"
+    # ">90%" read backwards: the longest downtime per interruption (planned stops costing
+    # the same) that still reaches 90% with these checkpoints is about 14 minutes.
+    m = value(base, "mtbi")
+    tau, stall = value(base, "checkpoint_interval"), value(base, "checkpoint_stall")
+    low, high = 0.0, 3600.0
+    for _ in range(60):
+        mid = (low + high) / 2
+        g = rel.goodput_with_planned_stops(rel.daly_goodput(tau, stall, mid, m), 0.87, DAY,
+                                           mid)
+        low, high = (mid, high) if g > 0.9 else (low, mid)
+    assert low / 60 == pytest.approx(14, abs=0.5)
+
+
+#: The capstone's Llama-3-70B-class run (docs/capstone.md), 30 days on H100s.
+LLAMA3_70B_30_DAYS: dict[str, object] = {
+    "layers": 80, "hidden": 8192, "heads": 64, "kv_heads": 8, "ffn_hidden": 28672,
+    "vocab": 128256, "seq_len": 8192, "gated_mlp": True, "biases": False,
+    "position_embedding": "rotary", "tied_embeddings": False, "gpu": "h100_sxm",
+    "tokens": "15T", "deadline_days": 30, "global_batch": 2048, "utilization": "40%",
+    "flops_per_param_token": 6}
+
+
+def test_capstone_figures_with_failures() -> None:
+    # docs/capstone.md, "Training data storage and loading": each quoted figure.
+    ideal = calculators.compute("cluster_sizing", **LLAMA3_70B_30_DAYS)
+    lossy = calculators.compute("cluster_sizing", **LLAMA3_70B_30_DAYS, goodput="")
+    assert value(lossy, "checkpoint_bytes") / 1e9 == pytest.approx(988, abs=0.5)
+    assert f"{value(lossy, 'goodput'):.1%}" == "96.2%"
+    assert value(lossy, "checkpoint_interval") / 60 == pytest.approx(2.5, abs=0.05)
+    assert value(lossy, "checkpoint_write_time") == pytest.approx(0.49, abs=0.005)
+    assert round(value(ideal, "gpus_for_deadline"), -1) == 6190
+    assert round(value(lossy, "gpus_for_deadline"), -1) == 6390
+    assert value(lossy, "num_gpus") == value(ideal, "num_gpus") == 8192
+    assert (round(value(ideal, "wall_clock_days"), 1), round(value(lossy, "wall_clock_days"), 1)
+            ) == (22.7, 23.6)
+    assert value(lossy, "gpu_hours") / 1e6 == pytest.approx(4.63, abs=0.005)
+    assert value(lossy, "cost_usd") / 1e6 == pytest.approx(9.26, abs=0.005)
+    assert value(lossy, "cost_usd") / value(ideal, "cost_usd") == pytest.approx(1.04, abs=0.005)
+
+
+def test_sparse_sizing_counts_goodput_too() -> None:
+    # The capstone's recommender (100 features of 10 IDs over 1,000 tables), 14 days.
+    sparse = {"model_kind": "sparse", "num_tables": 1000, "rows_per_table": "93.75M",
+              "embedding_dim": 128, "num_sparse_features": 100, "gpu": "h100_sxm",
+              "deadline_days": 14, "dense_on_ps": False, "utilization": "40%",
+              "flops_per_param_token": 6}
+    full = calculators.compute("cluster_sizing", **sparse)
+    half = calculators.compute("cluster_sizing", **sparse, goodput=0.5)
+    assert value(half, "goodput") == 0.5
+    assert value(half, "wall_clock_days") <= 14 * (1 + 1e-9)
+    assert value(half, "gpu_hours") == pytest.approx(
+        value(half, "num_gpus") * value(half, "wall_clock_days") * 24, rel=1e-9)
+    # Half the deadline trains: the 7.5-day run of the full goodput takes 15 days at
+    # 50%, so the sizing must buy speed (more workers or PS hosts) to stay inside 14.
+    assert value(full, "wall_clock_days") / 0.5 > 14
+    assert (value(half, "num_gpus"), value(half, "ps_hosts")) != (
+        value(full, "num_gpus"), value(full, "ps_hosts"))
+    # The capstone's figures for it with goodput left blank: 99.0%, 27.3 s, 3.3 h are
+    # published checks (published_checks.capstone: capstone-recommender-*).
+    blank = calculators.compute("cluster_sizing", **sparse, goodput="")
+    assert blank.inputs == calculators.compute(
+        "cluster_sizing", **published_checks.get("capstone-recommender-goodput").inputs).inputs
+    table = blank.computed.table
+    assert table is not None
+    assert any("an interruption every 30.4 days" in row[2] for row in table.rows)
