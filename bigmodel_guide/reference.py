@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from jinja2 import Environment
 
-    from calculators.core.spec import Calculator
+    from calculators.core.calculator import Calculator
 
 REFERENCE_DIR = "reference/calculators"
 REFERENCE_INDEX = f"{REFERENCE_DIR}/index.md"

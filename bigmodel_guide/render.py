@@ -21,7 +21,8 @@ from calculators.core.spec import Choice
 if TYPE_CHECKING:
     from jinja2 import Environment
 
-    from calculators.core.spec import Calculator, Inputs, Param, Result, Value, When
+    from calculators.core.calculator import Calculator, Inputs, Result
+    from calculators.core.spec import Param, Value, When
 
 WIDGET_TEMPLATE = "calculator/widget.html"
 #: Around every widget. A page loaded by the browser ignores them; on a page that the

@@ -23,7 +23,7 @@ if TYPE_CHECKING:
 
     from jinja2 import Environment
 
-    from calculators.core.spec import Calculator
+    from calculators.core.calculator import Calculator
 
 PRESETS_PATH = "assets/calculators/presets.json"
 MORE_INPUTS_PATH = "assets/calculators/more-inputs.json"

@@ -20,7 +20,7 @@ from calculators.core.spec import ValidationError
 from calculators.registry import REGISTRY
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Calculator, Result
+    from calculators.core.calculator import Calculator, Result
 
 __all__ = ["REGISTRY", "ValidationError", "compute", "get", "presets"]
 

@@ -12,12 +12,13 @@ import math
 from typing import TYPE_CHECKING
 
 from calculators.catalogues import hardware
-from calculators.core.spec import Calculator, Computed, Output, Param, ValidationError
+from calculators.core.calculator import Calculator, Computed
+from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.sparse.data_loading import TORCHREC_CRITEO_SAMPLES_PER_S, read_bandwidth
 from calculators.inputs.data import BYTES_PER_SAMPLE_PARAM, DATASET_SAMPLES_PARAM, EPOCHS_PARAM
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 def samples_per_second(rate: float | None, batch: int, step_time: float | None) -> float:
     """The given rate, or global batch / step time."""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import math
 
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output, Param
 from calculators.formulas.fabric.flow_collisions import (
     collision_probability,
     flow_rate,

@@ -4,7 +4,8 @@ state, and the GPUs or PS hosts to hold them (formulas.sparse.embeddings)."""
 from __future__ import annotations
 
 from calculators.core import units
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output
 from calculators.formulas.sparse.embeddings import table_memory
 from calculators.inputs.embeddings import (
     gpu_params,

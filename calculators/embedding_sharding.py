@@ -8,15 +8,8 @@ import math
 from typing import TYPE_CHECKING
 
 from calculators.core import charts, units
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-)
+from calculators.core.calculator import Calculator, Computed, Table
+from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.sparse.sharding import COMM_BYTES, SCHEMES, place, step_comm
 from calculators.inputs.embeddings import (
     gpu_params,
@@ -28,7 +21,7 @@ from calculators.inputs.embeddings import (
 )
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
     from calculators.formulas.collectives import costs as comm
 
 MAX_CHART_BARS = 64

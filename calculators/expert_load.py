@@ -6,7 +6,8 @@ alltoall's tail every sender converges on it: an incast, run through the fluid q
 
 from __future__ import annotations
 
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
+from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.fabric.queueing import incast_run
 from calculators.formulas.moe.expert_parallel import (
     expected_dropped_fraction,

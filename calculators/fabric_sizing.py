@@ -1,10 +1,10 @@
 """fabric_sizing: the scale-out fabric a GPU cluster needs, and what each collective
 sees of it.
 
-Sizing is formulas.fabric.sizing (folded Clos rules that reproduce NVIDIA's DGX SuperPOD
-tables and Al-Fares et al.'s k-ary fat tree); the per-GPU bandwidth of each traffic
-pattern is formulas.fabric.patterns, whose collective times come from
-formulas.collectives.costs, the same implementation collective_time uses.
+Sizing is formulas.fabric.sizing on formulas.fabric.clos (folded Clos rules that
+reproduce NVIDIA's DGX SuperPOD tables and Al-Fares et al.'s k-ary fat tree); the
+per-GPU bandwidth of each traffic pattern is formulas.fabric.patterns, whose collective
+times come from formulas.collectives.costs, the same implementation collective_time uses.
 """
 
 from __future__ import annotations
@@ -13,17 +13,9 @@ import math
 
 from calculators.catalogues import fabrics, hardware
 from calculators.core import charts
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Inputs,
-    Kind,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Choice, Kind, Output, Param, ValidationError
+from calculators.formulas.fabric import clos
 from calculators.formulas.fabric import patterns as fabric_patterns
 from calculators.formulas.fabric import sizing as fabric
 from calculators.inputs.hardware import accelerator_choices
@@ -141,8 +133,8 @@ def _fabric_sizing(inputs: Inputs) -> Computed:
     endpoint = fabric_patterns.port_rate(inputs.num("nic_port_bandwidth"),
                                          inputs.num("switch_port_bandwidth"))
     aligned = inputs.text("topology") in fabric_patterns.RAIL_ALIGNED
-    largest = {t: fabric.max_nodes(inputs.whole("switch_radix"), t, rails_per_plane=per_plane,
-                                   rail_aligned=aligned) * per_node for t in (2, 3)}
+    largest = {t: clos.max_nodes(inputs.whole("switch_radix"), t, rails_per_plane=per_plane,
+                                 rail_aligned=aligned) * per_node for t in (2, 3)}
     share: float | None = None
     if plan.power_watts is not None and gpu.power_watts is not None:
         share = plan.power_watts / (plan.power_watts + num_gpus * gpu.power_watts)
@@ -228,7 +220,7 @@ FABRIC_SIZING = Calculator(
            text="400 Gb/s NDR InfiniBand or 400 GbE = 50 GB/s; 800 Gb/s XDR = 100 GB/s. A NIC "
            "faster than a switch port is split over several ports (one plane each "
            "in a multi-plane fabric)."),
-        _p("switch_radix", "Switch radix (ports)", 64, "port", (4, fabric.MAX_RADIX),
+        _p("switch_radix", "Switch radix (ports)", 64, "port", (4, clos.MAX_RADIX),
            text="Ports at the port speed below: a QM9700 has 32 OSFP cages of 2 NDR ports "
            "= 64 (QM97XX user manual); a Quantum-X800 144 ports of 800 Gb/s. Even."),
         _p("switch_port_bandwidth", "Switch port speed, per direction", 50e9, "B/s",

@@ -29,17 +29,8 @@ formulas.fabric.loss_recovery), which real drop-tail bursts are not.
 from __future__ import annotations
 
 from calculators.core import units
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Inputs,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-    When,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.fabric.loss_recovery import NCCL_IB_TIMEOUT_DEFAULT, ib_ack_timeout_s
 from calculators.formulas.fabric.queueing import QueueRun, dcqcn_schedule, incast_run
 

@@ -8,15 +8,8 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calculators.catalogues import hardware
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Inputs,
-    Output,
-    Param,
-    ValidationError,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.model.architecture import total_params
 from calculators.formulas.model.flops import model_flops_per_token, recompute_flops_per_token
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture

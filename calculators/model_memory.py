@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core import charts
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
+from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.parallel.memory import (
     Breakdown,
     Strategy,

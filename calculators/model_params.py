@@ -3,7 +3,8 @@ Megatron's Eq. 2 for the standard GPT shape (formulas.model.architecture)."""
 
 from __future__ import annotations
 
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output
 from calculators.formulas.model.architecture import (
     attention_params,
     embedding_params,

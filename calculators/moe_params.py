@@ -4,7 +4,8 @@ model, matrix by matrix (formulas.moe.architecture)."""
 
 from __future__ import annotations
 
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output
 from calculators.formulas.moe.architecture import (
     active_matmul_params,
     active_params,

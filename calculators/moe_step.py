@@ -8,16 +8,8 @@ from __future__ import annotations
 import math
 
 from calculators.catalogues import hardware
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Inputs,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.collectives.costs import flat_cost
 from calculators.formulas.model.model_states import device_capacity_bytes, usable_bytes
 from calculators.formulas.moe.expert_parallel import (

@@ -12,17 +12,8 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import hardware
 from calculators.core import charts
-from calculators.core.spec import (
-    Calculator,
-    Choice,
-    Computed,
-    Inputs,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-    When,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.kernels import roofline as rl
 from calculators.formulas.sparse.embeddings import DTYPE_BYTES
 from calculators.inputs.hardware import (

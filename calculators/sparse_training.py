@@ -8,7 +8,8 @@ from dataclasses import replace
 
 from calculators.catalogues.embedding_tables import MAX_DIM
 from calculators.core import charts, units
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output, Param
 from calculators.formulas.sparse.sharding import COMM_BYTES
 from calculators.formulas.sparse.step import (
     MAX_SERVERS,

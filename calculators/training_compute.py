@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core import units
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, ValidationError
+from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import (
     CHINCHILLA_NOTE_FACTOR,

@@ -8,16 +8,12 @@ from dataclasses import replace
 
 from calculators.catalogues import moe_models
 from calculators.catalogues.moe_models import DEEPSEEK_V3, DEEPSEEK_V3_TRAINING
-from calculators.catalogues.presets import moe_values
+from calculators.catalogues.preset_entries import moe_values
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe import expert_parallel
 from calculators.formulas.moe import layers as moe_layers
 from calculators.formulas.moe import step_costs as moe_step_costs
-from calculators.formulas.moe.architecture import (
-    GroupedQueryAttention,
-    LatentAttention,
-    MoeArchitecture,
-)
+from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
 from published_checks import Check, preset_inputs
 
 _V3_URL = "https://arxiv.org/abs/2412.19437"

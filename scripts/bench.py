@@ -287,7 +287,7 @@ def transfer(
 
 def _preset(calc_id: str, preset_id: str, **inputs: object) -> dict[str, object]:
     """The inputs a preset of the guide gives a calculator (its published figures and
-    their sources are in calculators/catalogues/presets.py), with ``inputs`` on top."""
+    their sources are in calculators/catalogues/preset_entries.py), with ``inputs`` on top."""
     import calculators
     from calculators.catalogues import presets
 

@@ -12,8 +12,8 @@ import math
 import re
 from dataclasses import dataclass
 
-from calculators.core import units
 from calculators.core.spec import ValidationError
+from calculators.core.unit_parsing import UnitError, parse_quantity
 
 MAX_TABLES = 5000
 MAX_DIM = 65_536
@@ -86,8 +86,8 @@ _SPLIT = re.compile(r"[\s,;]+")
 
 def _whole(token: str, what: str, low: float, high: float, where: str) -> int:
     try:
-        value = units.parse_quantity(token, "row")
-    except units.UnitError:
+        value = parse_quantity(token, "row")
+    except UnitError:
         raise ValidationError("tables", f"{where}: {token[:30]!r} is not a number") from None
     if not math.isfinite(value) or value != int(value) or not low <= value <= high:
         raise ValidationError(

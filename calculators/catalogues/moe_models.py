@@ -15,12 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from calculators.formulas.moe.architecture import (
-    GroupedQueryAttention,
-    LatentAttention,
-    MoeArchitecture,
-)
 from calculators.formulas.moe.expert_parallel import DEEPSEEK_V3_PRECISION, AlltoallPrecision
+from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
 
 
 @dataclass(frozen=True)

@@ -19,7 +19,8 @@ from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
 from calculators.cluster_sizing.moe import size_moe
 from calculators.cluster_sizing.sparse import size_sparse
-from calculators.core.spec import Calculator, Choice, Output, Param, When
+from calculators.core.calculator import Calculator
+from calculators.core.spec import Choice, Output, Param, When
 from calculators.inputs import data, training
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.embeddings import gpu_params, table_params
@@ -29,7 +30,7 @@ from calculators.inputs.sparse_step import SPARSE_STEP_PARAMS
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Computed, Inputs
+    from calculators.core.calculator import Computed, Inputs
 
 
 def _renamed(param: Param, name: str, label: str) -> Param:

@@ -30,7 +30,7 @@ from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture
 if TYPE_CHECKING:
     from calculators.cluster_sizing.machine import Machine, Report
     from calculators.cluster_sizing.steps import Plan
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 
 def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:

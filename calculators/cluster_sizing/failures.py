@@ -18,7 +18,7 @@ from calculators.inputs.reliability import ESTIMATE_BASIS, Goodput, goodput_for
 
 if TYPE_CHECKING:
     from calculators.cluster_sizing.machine import Machine, Report
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 #: The fixed point of GPUs = GPUs at full goodput / goodput(GPUs) settles in a few
 #: rounds (goodput changes slowly with the count); this many is far more than enough.

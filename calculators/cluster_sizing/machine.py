@@ -9,14 +9,15 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import hardware
 from calculators.cluster_sizing.steps import MAX_GPUS
 from calculators.core import units
-from calculators.core.spec import Computed, Table, ValidationError
+from calculators.core.calculator import Computed, Table
+from calculators.core.spec import ValidationError
 from calculators.formulas.model.flops import co2_tonnes, energy_kwh, gpu_seconds
 from calculators.formulas.sparse.data_loading import read_bandwidth
 from calculators.inputs.memory import gpu_capacity
 
 if TYPE_CHECKING:
     from calculators.catalogues.hardware import Accelerator
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 SECONDS_PER_DAY = 86_400.0
 #: Loading data above this share of a GPU's NIC competes with training traffic (the

@@ -18,7 +18,8 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layout
-from calculators.core.spec import ValidationError, validate
+from calculators.core.calculator import validate
+from calculators.core.spec import ValidationError
 from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import training_flops
 from calculators.formulas.moe import architecture as moe
@@ -33,7 +34,7 @@ if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from calculators.cluster_sizing.machine import Machine, Report
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
     from calculators.formulas.planner.layout import Layout
 
 #: cluster_sizing's inputs that moe_plan reads under the same name.

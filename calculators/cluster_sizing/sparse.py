@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
     from calculators.cluster_sizing.machine import Machine
     from calculators.cluster_sizing.steps import SparseSide
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 
 def _sparse_at(inputs: Inputs, machine: Machine, n: int, budget: float) -> SparseSide:

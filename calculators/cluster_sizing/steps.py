@@ -16,7 +16,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from calculators.core.spec import ValidationError, validate
+from calculators.core.calculator import validate
+from calculators.core.spec import ValidationError
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.planner.ranking import RANK_TOLERANCE, preferred
@@ -37,7 +38,7 @@ from calculators.inputs.embeddings import (
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
 
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
     from calculators.formulas.model.architecture import Architecture
     from calculators.formulas.planner.layout import Cluster, Layout
     from calculators.formulas.sparse.embeddings import TableMemory

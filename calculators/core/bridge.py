@@ -16,7 +16,7 @@ from calculators.core.spec import ValidationError
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from calculators.core.spec import Calculator
+    from calculators.core.calculator import Calculator
 
 EXPORT_FORMATS = ("markdown", "json", "command")
 

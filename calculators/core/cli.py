@@ -19,7 +19,8 @@ from calculators.core.spec import ValidationError
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from calculators.core.spec import Calculator, Param, Result
+    from calculators.core.calculator import Calculator, Result
+    from calculators.core.spec import Param
 
 EXIT_BAD_INPUT = 2
 

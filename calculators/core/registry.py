@@ -16,7 +16,7 @@ from collections.abc import Iterator, Mapping
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Calculator
+    from calculators.core.calculator import Calculator
 
 
 def module_name(package: str, calc_id: str) -> str:

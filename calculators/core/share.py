@@ -16,7 +16,7 @@ from calculators.core import units
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Calculator, Result
+    from calculators.core.calculator import Calculator, Result
 
 #: A link's state for one calculator longer than this is ignored whole.
 MAX_STATE_LENGTH = 8_000

@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_SWITCH_RADIX
 from calculators.core import units
-from calculators.core.spec import Calculator, Computed, Output, Table
+from calculators.core.calculator import Calculator, Computed, Table
+from calculators.core.spec import Output
 from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
 from calculators.formulas.parallel.memory import state_bytes
@@ -22,7 +23,7 @@ from calculators.goodput.charts import goodput_charts
 from calculators.goodput.params import HOUR, PARAMS
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 DAY = gm.SECONDS_PER_DAY
 #: Warn when the goodput falls below this.

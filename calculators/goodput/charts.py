@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING, Protocol
 from calculators.core.charts import Marker, Series, line_chart, stack_charts
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
     from calculators.formulas.failures.goodput import GoodputPlan
 
 MINUTE = 60.0

@@ -4,9 +4,14 @@ form, as in Narayanan et al. 2021, Table 1), and their reading into an ``Archite
 
 from __future__ import annotations
 
-from calculators.core.spec import Choice, Inputs, Param, ValidationError
+from typing import TYPE_CHECKING
+
+from calculators.core.spec import Choice, Param, ValidationError
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.parallel.stages import SplitError, split_layers
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     Param(

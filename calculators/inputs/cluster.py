@@ -5,8 +5,10 @@ that runs the same search, and how they are read into the planner's ``Cluster``,
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from calculators.catalogues import hardware
-from calculators.core.spec import Inputs, Param
+from calculators.core.spec import Param
 from calculators.formulas.parallel.memory import StateBytes, state_bytes
 from calculators.formulas.planner.layout import DEFAULT_OVERLAP, Cluster, Options
 from calculators.formulas.planner.ranking import RANK_TOLERANCE
@@ -27,6 +29,9 @@ from calculators.inputs.memory import (
 )
 from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 PLANNER_PARAMS: tuple[Param, ...] = (
     *ARCHITECTURE_PARAMS,

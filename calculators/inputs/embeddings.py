@@ -4,6 +4,8 @@ scale-out network of a sparse step."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from calculators.catalogues import hardware
 from calculators.catalogues.embedding_tables import (
     MAX_DIM,
@@ -13,11 +15,14 @@ from calculators.catalogues.embedding_tables import (
     TableSpec,
     parse_tables,
 )
-from calculators.core.spec import Choice, Inputs, Param
+from calculators.core.spec import Choice, Param
 from calculators.formulas.model.model_states import device_capacity_bytes
 from calculators.formulas.sparse.embeddings import TORCHREC_RESERVE
 from calculators.formulas.sparse.sharding import Network
 from calculators.inputs.hardware import accelerator_choices
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 
 def tables_from_inputs(inputs: Inputs) -> tuple[TableSpec, ...]:

@@ -3,8 +3,13 @@ the overrides of its peak and memory."""
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from calculators.catalogues.hardware import ACCELERATORS, PRECISIONS, Accelerator, Precision
-from calculators.core.spec import Choice, Inputs, Param
+from calculators.core.spec import Choice, Param
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 
 def accelerator_choices() -> tuple[Choice, ...]:

@@ -11,7 +11,7 @@ from calculators.formulas.parallel.memory import device_capacity_bytes, usable_b
 
 if TYPE_CHECKING:
     from calculators.catalogues.hardware import Accelerator
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 ATTENTION_PARAM = Param(
     "attention", "Attention kernel", "choice", "fused",

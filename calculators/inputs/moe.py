@@ -9,13 +9,14 @@ layer. A dense model is one expert chosen from one (``routed_experts`` = 1)."""
 
 from __future__ import annotations
 
-from calculators.core.spec import Choice, Inputs, Param, ValidationError, When
-from calculators.formulas.moe.architecture import (
-    GroupedQueryAttention,
-    LatentAttention,
-    MoeArchitecture,
-)
+from typing import TYPE_CHECKING
+
+from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
+from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 _V3 = "DeepSeek-V3 config.json"
 

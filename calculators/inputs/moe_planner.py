@@ -22,7 +22,8 @@ from calculators.inputs.moe import (
 )
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs, Param
+    from calculators.core.calculator import Inputs
+    from calculators.core.spec import Param
 
 _DENSE_ONLY = {p.name for p in ARCHITECTURE_PARAMS} - {"seq_len"}
 _PLANNER = {p.name: p for p in PLANNER_PARAMS}

@@ -18,7 +18,7 @@ from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 #: The lowest goodput the ``goodput`` input accepts, and the lowest estimate used.
 MIN_GOODPUT = 0.01

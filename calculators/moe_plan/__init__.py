@@ -9,7 +9,8 @@ import math
 from typing import TYPE_CHECKING
 
 from calculators.core import charts
-from calculators.core.spec import Calculator, Computed, Inputs, Output, Param, Table
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
 from calculators.formulas.moe.layers import model_flops_per_token
 from calculators.formulas.moe.planner import Search, search
@@ -24,7 +25,7 @@ from calculators.inputs.moe_planner import (
 from calculators.moe_plan.notes import GB, expert_dp, explain, row
 
 if TYPE_CHECKING:
-    from calculators.formulas.moe.architecture import MoeArchitecture
+    from calculators.formulas.moe.shape import MoeArchitecture
     from calculators.formulas.planner.layout import Layout
 
 _SIZES = ("tp", "cp", "pp", "dp", "ep")

@@ -7,15 +7,8 @@ from __future__ import annotations
 import math
 
 from calculators.core import charts
-from calculators.core.spec import (
-    Calculator,
-    Computed,
-    Inputs,
-    Output,
-    Param,
-    Table,
-    ValidationError,
-)
+from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.flops import megatron_model_flops_per_token
 from calculators.formulas.planner.ranking import distinct, preferred
 from calculators.formulas.planner.search import search

@@ -23,7 +23,8 @@ from calculators.formulas.collectives import costs as comm
 from calculators.formulas.fabric import traffic
 
 if TYPE_CHECKING:
-    from calculators.formulas.fabric.sizing import FabricPlan, Tier
+    from calculators.formulas.fabric.clos import Tier
+    from calculators.formulas.fabric.sizing import FabricPlan
 
 #: Topologies whose leaves each hold one NIC of many nodes (one rail or plane).
 RAIL_ALIGNED = ("rail_optimized", "multi_plane")

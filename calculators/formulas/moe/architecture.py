@@ -1,10 +1,7 @@
 """Mixture-of-experts transformers: parameters (total and active) and FLOPs per token.
 
-A mixture-of-experts (MoE) layer replaces the one feed-forward network of a dense block by
-many ("routed experts"), of which a router picks ``experts_per_token`` (top-k) for each
-token, plus optional "shared experts" every token passes through (Shazeer et al. 2017;
-Lepikhin et al. 2020, GShard; Fedus et al. 2021, Switch; Dai et al. 2024, DeepSeekMoE).
-Total parameters set memory; active parameters (those one token touches) set FLOPs.
+The model is a ``shape.MoeArchitecture``. Total parameters set memory; active
+parameters (those one token touches) set FLOPs.
 
 Counts are built matrix by matrix, as in Hugging Face checkpoints, so that a model with one
 expert chosen from one is exactly the dense count (Llama 2 7B: 6,738,415,616).
@@ -12,123 +9,17 @@ expert chosen from one is exactly the dense count (Llama 2 7B: 6,738,415,616).
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
+# ``formulas.moe.layers`` and ``cluster_sizing.moe`` import this module as ``moe`` and
+# read the model's classes through it (``moe.MoeArchitecture``, ``moe.LatentAttention``):
+# exported here as well as in ``shape``, where they are defined.
+from calculators.formulas.moe.shape import LatentAttention as LatentAttention  # noqa: PLC0414
+from calculators.formulas.moe.shape import MoeArchitecture as MoeArchitecture  # noqa: PLC0414
+from calculators.formulas.moe.shape import check
 
-def _check(condition: bool, message: str) -> None:
-    if not condition:
-        raise ValueError(message)
-
-
-@dataclass(frozen=True)
-class GroupedQueryAttention:
-    """Multi-head (kv_heads == heads), grouped-query or multi-query attention.
-
-    ``head_dim`` need not be hidden / heads (Qwen3-235B-A22B: 64 x 128 = 8,192 > 4,096).
-    ``qk_norm``: an RMSNorm of width head_dim on queries and on keys (Qwen3 report, Sec. 2).
-    """
-
-    heads: int
-    kv_heads: int
-    head_dim: int
-    qk_norm: bool = False
-
-    def __post_init__(self) -> None:
-        _check(min(self.heads, self.kv_heads, self.head_dim) >= 1, "attention sizes must be >= 1")
-        _check(self.heads % self.kv_heads == 0,
-               f"{self.kv_heads} key/value heads must divide {self.heads} query heads")
-
-
-@dataclass(frozen=True)
-class LatentAttention:
-    """DeepSeek's multi-head latent attention (DeepSeek-V3 report, Sec. 2.1.1, Eqs. 1-11).
-
-    Keys and values come from a ``kv_lora_rank``-wide latent (d_c); queries from a
-    ``q_lora_rank``-wide latent (d'_c; 0 = a full-rank query projection, as DeepSeek-V2-Lite);
-    ``qk_rope_head_dim`` (d^R_h) carries RoPE in a decoupled query part per head and one key
-    shared by all heads. An RMSNorm follows each latent (report, Sec. 4.2).
-    """
-
-    heads: int
-    q_lora_rank: int
-    kv_lora_rank: int
-    qk_nope_head_dim: int
-    qk_rope_head_dim: int
-    v_head_dim: int
-
-    def __post_init__(self) -> None:
-        sizes = (self.heads, self.kv_lora_rank, self.qk_nope_head_dim, self.v_head_dim)
-        _check(min(sizes) >= 1, "latent attention sizes must be >= 1")
-        _check(min(self.q_lora_rank, self.qk_rope_head_dim) >= 0, "ranks must be >= 0")
-
-
-Attention = GroupedQueryAttention | LatentAttention
-
-
-@dataclass(frozen=True)
-class MoeArchitecture:
-    """A decoder-only MoE transformer; every size is a count, not bytes.
-
-    The first ``dense_layers`` blocks (``first_k_dense_replace``) keep a dense FFN of width
-    ``dense_ffn``; the others hold ``routed_experts`` experts of width ``expert_ffn``
-    (``moe_intermediate_size``), ``experts_per_token`` of them chosen per token, plus
-    ``shared_experts`` of width ``shared_expert_ffn`` (defaults to ``expert_ffn``).
-    ``expert_groups`` / ``groups_per_token`` are DeepSeek's ``n_group`` / ``topk_group``:
-    experts split in groups (one per node in training) and each token limited to that many.
-    ``router_bias``: DeepSeek-V3's per-expert routing bias (Sec. 2.1.2, Eq. 16), stored in
-    the checkpoint. ``mtp_modules``: multi-token-prediction depth D (Sec. 2.2), not part of
-    the main model. ``learned_positions``: rows of a learned position table (0 for RoPE).
-    ``biases``: linear biases and LayerNorm shifts (GPT style; no released MoE here has them).
-    """
-
-    layers: int
-    hidden: int
-    vocab: int
-    attention: Attention
-    routed_experts: int
-    experts_per_token: int
-    expert_ffn: int
-    shared_experts: int = 0
-    shared_expert_ffn: int | None = None
-    dense_layers: int = 0
-    dense_ffn: int = 0
-    expert_groups: int = 1
-    groups_per_token: int = 1
-    gated_mlp: bool = True
-    biases: bool = False
-    learned_positions: int = 0
-    tied_embeddings: bool = False
-    router_bias: bool = False
-    mtp_modules: int = 0
-
-    def __post_init__(self) -> None:
-        _check(min(self.layers, self.hidden, self.vocab, self.expert_ffn) >= 1,
-               "layers, hidden, vocab and expert_ffn must be >= 1")
-        _check(0 <= self.dense_layers <= self.layers, "dense_layers must be in [0, layers]")
-        _check(self.dense_layers == 0 or self.dense_ffn >= 1, "dense layers need dense_ffn >= 1")
-        _check(1 <= self.experts_per_token <= self.routed_experts,
-               "experts_per_token must be in [1, routed_experts]")
-        _check(min(self.shared_experts, self.learned_positions, self.mtp_modules) >= 0,
-               "shared_experts, learned_positions and mtp_modules must be >= 0")
-        _check(self.routed_experts % self.expert_groups == 0,
-               f"{self.expert_groups} expert groups must divide {self.routed_experts} experts")
-        _check(1 <= self.groups_per_token <= self.expert_groups,
-               "groups_per_token must be in [1, expert_groups]")
-        per_group = self.routed_experts // self.expert_groups
-        _check(self.experts_per_token <= self.groups_per_token * per_group,
-               "the allowed groups hold fewer experts than experts_per_token")
-        _check(not (self.biases and isinstance(self.attention, LatentAttention)),
-               "latent attention is modelled without biases (DeepSeek's attention_bias=false)")
-
-    @property
-    def shared_ffn(self) -> int:
-        """Width of one shared expert (``expert_ffn`` unless given)."""
-        return self.expert_ffn if self.shared_expert_ffn is None else self.shared_expert_ffn
-
-    @property
-    def moe_layers(self) -> int:
-        """Blocks whose FFN is a mixture of experts."""
-        return self.layers - self.dense_layers
+if TYPE_CHECKING:
+    from calculators.formulas.moe.shape import GroupedQueryAttention
 
 
 # --- parameters, one function per part ------------------------------------------------
@@ -330,7 +221,7 @@ def attention_score_flops_per_token(
     """Training FLOPs of QK^T and AV, which 6N leaves out: 6 n_h (d_qk + d_v) s per layer
     (forward 2 n_h (d_qk + d_v) s, times 3). For MHA (d_qk = d_v = h / n_h) this is PaLM's
     12 L h s (Chowdhery et al. 2022, App. B); ``causal`` halves it (mean context s/2)."""
-    _check(seq_len >= 1, "seq_len must be >= 1")
+    check(seq_len >= 1, "seq_len must be >= 1")
     a = model.attention
     if isinstance(a, LatentAttention):
         width = a.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)

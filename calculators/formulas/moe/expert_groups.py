@@ -30,7 +30,7 @@ from calculators.formulas.parallel.placement import members_per_domain
 from calculators.formulas.planner.sizes import divisors
 
 if TYPE_CHECKING:
-    from calculators.formulas.moe.architecture import MoeArchitecture
+    from calculators.formulas.moe.shape import MoeArchitecture
     from calculators.formulas.parallel.placement import Dims
     from calculators.formulas.planner.layout import Cluster
 

@@ -18,7 +18,7 @@ from calculators.formulas.moe.architecture import routed_expert_params_total, to
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
-    from calculators.formulas.moe.architecture import MoeArchitecture
+    from calculators.formulas.moe.shape import MoeArchitecture
 
 #: Bytes per element: FP8 (E4M3) and BF16.
 FP8_BYTES = 1.0

@@ -19,8 +19,8 @@ from calculators.formulas.planner.layout import Layout
 from calculators.formulas.planner.sizes import RECOMPUTE_MODES, shard_groups
 
 if TYPE_CHECKING:
-    from calculators.formulas.moe.architecture import MoeArchitecture
     from calculators.formulas.moe.expert_groups import ExpertComm
+    from calculators.formulas.moe.shape import MoeArchitecture
     from calculators.formulas.planner.memo import Memo
 
 

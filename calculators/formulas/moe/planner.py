@@ -38,8 +38,8 @@ from calculators.formulas.planner.sizes import (
 )
 
 if TYPE_CHECKING:
-    from calculators.formulas.moe.architecture import MoeArchitecture
     from calculators.formulas.moe.layout_base import _Experts
+    from calculators.formulas.moe.shape import MoeArchitecture
     from calculators.formulas.parallel.memory import StateBytes
     from calculators.formulas.parallel.placement import Dims
     from calculators.formulas.planner.layout import Cluster

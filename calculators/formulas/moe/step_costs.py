@@ -18,7 +18,6 @@ from typing import TYPE_CHECKING
 
 from calculators.formulas.collectives.costs import wire_bytes_per_rank
 from calculators.formulas.moe.architecture import (
-    LatentAttention,
     attention_score_flops_per_token,
     training_flops_per_token,
 )
@@ -27,10 +26,11 @@ from calculators.formulas.moe.expert_parallel import (
     expert_params_per_gpu,
     non_expert_params_per_gpu,
 )
+from calculators.formulas.moe.shape import LatentAttention
 
 if TYPE_CHECKING:
-    from calculators.formulas.moe.architecture import MoeArchitecture
     from calculators.formulas.moe.expert_parallel import AlltoallPrecision, MoeParallelLayout
+    from calculators.formulas.moe.shape import MoeArchitecture
 
 #: Activations are kept in BF16; softmax statistics and router probabilities in FP32
 #: (an assumption, as in ``formulas.model.activations``).

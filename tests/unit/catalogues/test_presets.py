@@ -7,8 +7,9 @@ import pytest
 
 import calculators
 import published_checks
-from calculators.catalogues import presets
-from calculators.catalogues.presets import PRESETS, get, preset_texts, presets_for
+from calculators.catalogues import preset_entries, presets
+from calculators.catalogues.preset_entries import PRESETS
+from calculators.catalogues.presets import get, preset_texts, presets_for
 from calculators.core.spec import ValidationError
 from calculators.registry import REGISTRY
 
@@ -16,7 +17,8 @@ PAIRS = [(calc, preset) for calc in REGISTRY.values() for preset in presets_for(
 MODELS = [p for p in PRESETS if p.kind == "model"]
 
 
-def compute_with(calc_id: str, preset_id: str, **extra: object) -> calculators.core.spec.Result:
+def compute_with(calc_id: str, preset_id: str,
+                 **extra: object) -> calculators.core.calculator.Result:
     calc = REGISTRY[calc_id]
     return calc.compute({**preset_texts(calc, get(preset_id)), **extra})
 
@@ -27,7 +29,7 @@ def test_catalogue_is_well_formed() -> None:
     known_inputs = {param.name for calc in REGISTRY.values() for param in calc.params}
     known_inputs |= {key for keys in presets.INPUT_SOURCES.values() for key in keys.values()}
     for preset in PRESETS:
-        assert preset.kind in presets.KINDS
+        assert preset.kind in preset_entries.KINDS
         assert preset.label
         assert preset.source
         # A misspelt name would be silently ignored by every calculator.
@@ -37,8 +39,8 @@ def test_catalogue_is_well_formed() -> None:
 
 @pytest.mark.parametrize(("calc", "preset"), PAIRS,
                          ids=[f"{c.id}-{p.id}" for c, p in PAIRS])
-def test_texts_validate_round_trip_and_compute(calc: calculators.core.spec.Calculator,
-                                               preset: presets.Preset) -> None:
+def test_texts_validate_round_trip_and_compute(calc: calculators.core.calculator.Calculator,
+                                               preset: preset_entries.Preset) -> None:
     texts = preset_texts(calc, preset)
     values = presets.assignments(calc, preset)
     assert texts
@@ -122,7 +124,7 @@ def test_unknown_preset_is_a_validation_error_naming_preset() -> None:
 
 
 @pytest.mark.parametrize("preset", MODELS, ids=[p.id for p in MODELS])
-def test_preset_params_agree_with_the_architecture(preset: presets.Preset) -> None:
+def test_preset_params_agree_with_the_architecture(preset: preset_entries.Preset) -> None:
     # The N a preset gives training_compute is the N its architecture counts to within
     # the paper's rounding (Llama 3 405B: the paper's 405B against 405.85B).
     counted = compute_with("model_params", preset.id).value("params")

@@ -11,7 +11,8 @@ from __future__ import annotations
 import pytest
 
 import calculators
-from calculators.collective_time import ALGORITHM_LABELS, ALGORITHMS
+from calculators.collective_time import ALGORITHM_LABELS
+from calculators.collective_time.algorithms import ALGORITHMS
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.collectives import nccl_model, nodes
 

@@ -6,7 +6,7 @@ import json
 import math
 
 import calculators
-from calculators.core.spec import Calculator
+from calculators.core.calculator import Calculator
 
 
 def assert_validates_or_sensible(calc: Calculator, inputs: dict[str, str]) -> None:

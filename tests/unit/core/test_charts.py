@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from calculators.core import charts
+from calculators.core import chart_canvas, charts
 
 ROOT = Path(__file__).resolve().parents[3]
 HOSTILE = 'a < b & c > d "quoted" \'single\' </svg><script>x</script>'
@@ -40,7 +40,7 @@ def test_stacked_bar_chart_escapes_every_label() -> None:
 
 
 def test_escape_matches_xml_character_data_rules() -> None:
-    assert charts.escape("<&>\"'") == "&lt;&amp;&gt;\"'"
+    assert chart_canvas.escape("<&>\"'") == "&lt;&amp;&gt;\"'"
 
 
 def test_calculators_import_nothing_heavy() -> None:
@@ -96,7 +96,7 @@ def test_every_series_of_a_chart_has_a_colour_of_its_own() -> None:
 
 
 def test_a_chart_with_more_series_than_colours_is_refused() -> None:
-    bars = [("a", [(f"part {k}", 1.0) for k in range(charts.PALETTE + 1)])]
+    bars = [("a", [(f"part {k}", 1.0) for k in range(chart_canvas.PALETTE + 1)])]
     with pytest.raises(ValueError, match="colours would repeat"):
         charts.stacked_bar_chart("t", bars, "s")
 
@@ -104,7 +104,7 @@ def test_a_chart_with_more_series_than_colours_is_refused() -> None:
 def test_the_stylesheet_defines_every_palette_colour_in_both_schemes() -> None:
     css = (ROOT / "docs" / "assets" / "calculators.css").read_text()
     light, dark = css.split('[data-md-color-scheme="slate"]', 1)
-    for n in range(charts.PALETTE):
+    for n in range(chart_canvas.PALETTE):
         assert f"--bm-c{n}:" in light and f"--bm-c{n}:" in dark.split("}", 1)[0], n
         assert f".bm-fill-{n} {{ fill: var(--bm-c{n}); }}" in css
         assert f".bm-series-{n} {{ stroke: var(--bm-c{n}); }}" in css

@@ -13,8 +13,9 @@ from hypothesis import strategies as st
 
 import calculators
 from calculators.core.bridge import compute_json
+from calculators.core.calculator import Calculator
 from calculators.core.cli import main
-from calculators.core.spec import Calculator, Param
+from calculators.core.spec import Param
 from tests.unit.core.outcomes import assert_validates_or_sensible
 
 CALCS = list(calculators.REGISTRY.values())

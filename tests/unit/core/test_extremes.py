@@ -14,7 +14,8 @@ import math
 import pytest
 
 import calculators
-from calculators.core.spec import Calculator, Param
+from calculators.core.calculator import Calculator
+from calculators.core.spec import Param
 from tests.unit.core.outcomes import assert_validates_or_sensible
 
 CALCS = list(calculators.REGISTRY.values())

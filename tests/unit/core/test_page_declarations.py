@@ -16,10 +16,11 @@ import calculators
 from bigmodel_guide.fence import parse_fence
 from bigmodel_guide.render import condition_text
 from calculators.core import bridge
-from calculators.core.spec import Calculator, Choice, Computed, Output, Param, When
+from calculators.core.calculator import Calculator, Computed
+from calculators.core.spec import Choice, Output, Param, When
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Inputs
+    from calculators.core.calculator import Inputs
 
 ROOT = Path(__file__).resolve().parents[3]
 CALCS = list(calculators.REGISTRY.values())

@@ -12,8 +12,9 @@ from hypothesis import strategies as st
 import calculators
 from calculators.core import share
 from calculators.core.bridge import call
+from calculators.core.calculator import Calculator
 from calculators.core.cli import main
-from calculators.core.spec import Calculator, Param
+from calculators.core.spec import Param
 
 CALCS = list(calculators.REGISTRY.values())
 IDS = [c.id for c in CALCS]

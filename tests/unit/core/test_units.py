@@ -6,7 +6,8 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from calculators.core.units import UnitError, format_value, input_text, parse_quantity
+from calculators.core.unit_parsing import UnitError, parse_quantity
+from calculators.core.units import format_value, input_text
 
 
 @pytest.mark.parametrize(

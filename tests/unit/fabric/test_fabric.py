@@ -17,6 +17,7 @@ from hypothesis import strategies as st
 
 import calculators
 from calculators.catalogues import fabrics as catalogue
+from calculators.formulas.fabric import clos
 from calculators.formulas.fabric import sizing as fabric
 from calculators.formulas.fabric import traffic as fabric_traffic
 from calculators.formulas.fabric.sizing import FabricPlan
@@ -35,7 +36,7 @@ def _size(ref: catalogue.ReferenceFabric, **overrides: object) -> FabricPlan:
     return fabric.size_fabric(**args)  # type: ignore[arg-type]
 
 
-def _tier(plan: FabricPlan, name: str) -> fabric.Tier | None:
+def _tier(plan: FabricPlan, name: str) -> clos.Tier | None:
     return next((t for t in plan.tiers if t.name == name), None)
 
 
@@ -45,9 +46,9 @@ def test_al_fares_k48_closed_forms() -> None:
     # The paper's k^3/4 hosts on 5k^2/4 switches; the figures for k = 48 are published
     # checks (published_checks.network: al-fares-k48-hosts, -switches).
     k = 48
-    assert fabric.max_hosts_fat_tree(k) == k**3 // 4
-    assert fabric.switches_fat_tree(k) == 5 * k**2 // 4
-    assert fabric.max_endpoints(k, 3) == fabric.max_hosts_fat_tree(k)
+    assert clos.max_hosts_fat_tree(k) == k**3 // 4
+    assert clos.switches_fat_tree(k) == 5 * k**2 // 4
+    assert clos.max_endpoints(k, 3) == clos.max_hosts_fat_tree(k)
 
 
 def test_al_fares_k48_built_tier_by_tier() -> None:
@@ -64,13 +65,13 @@ def test_al_fares_k48_built_tier_by_tier() -> None:
 # --- Two-tier limits: k^2/2 hosts on 3k/2 switches; DeepSeek's FT2 row (64 ports).
 
 def test_leaf_spine_limits_match_deepseek_ft2() -> None:
-    assert fabric.max_hosts_leaf_spine(64) == 2_048
-    assert fabric.switches_leaf_spine(64) == 96
+    assert clos.max_hosts_leaf_spine(64) == 2_048
+    assert clos.switches_leaf_spine(64) == 96
     plan = _size(catalogue.get("deepseek_ft2"))
     assert plan.switches == catalogue.get("deepseek_ft2").switches == 96
     assert plan.switch_links == 2_048
-    assert fabric.tiers_needed(2_048, 64) == 2
-    assert fabric.tiers_needed(2_049, 64) == 3
+    assert clos.tiers_needed(2_048, 64) == 2
+    assert clos.tiers_needed(2_049, 64) == 3
 
 
 def test_leaf_spine_refuses_what_needs_three_tiers() -> None:
@@ -122,15 +123,15 @@ def test_h100_three_sus_need_sixteen_spines_not_twelve() -> None:
     # 24 leaves x 32 uplinks = 768 links would fit 12 spines, but 12 does not divide
     # a leaf's 32 uplinks; Table 4 provisions 16 (published_checks.network:
     # superpod-h100-3su-spines), as many as for 4 units' 1,024 links.
-    assert fabric.switches_above(768, 64, 32) == fabric.switches_above(1_024, 64, 32)
-    assert fabric.switches_above(768, 64, 32) > 768 // 64
+    assert clos.switches_above(768, 64, 32) == clos.switches_above(1_024, 64, 32)
+    assert clos.switches_above(768, 64, 32) > 768 // 64
 
 
 # --- Oversubscription, optics, power.
 
 def test_three_to_one_leaf() -> None:
-    assert fabric.split_ports(64, 3.0) == (48, 16)
-    assert fabric.max_endpoints(64, 2, leaf_oversubscription=3.0) == 64 * 48
+    assert clos.split_ports(64, 3.0) == (48, 16)
+    assert clos.max_endpoints(64, 2, leaf_oversubscription=3.0) == 64 * 48
     # The largest 3:1 two-tier fabric of 64-port switches: 64 leaves of 48 hosts.
     plan = _size(catalogue.get("deepseek_ft2"), num_gpus=3_072, leaf_oversubscription=3.0)
     leaf = _tier(plan, "leaf")

@@ -13,7 +13,7 @@ from hypothesis import strategies as st
 import calculators
 from calculators.catalogues import failure_rates as fr
 from calculators.core import charts
-from calculators.core.spec import Result
+from calculators.core.calculator import Result
 from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
 

@@ -8,7 +8,7 @@ import pytest
 
 import calculators
 import published_checks
-from calculators.core.spec import Result
+from calculators.core.calculator import Result
 from calculators.formulas.failures import reliability as rel
 from calculators.inputs.reliability import estimate_goodput
 

@@ -20,11 +20,7 @@ from calculators.catalogues.moe_models import (
 )
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe import expert_parallel as ep
-from calculators.formulas.moe.architecture import (
-    GroupedQueryAttention,
-    LatentAttention,
-    MoeArchitecture,
-)
+from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
 from published_checks.moe import DEEPSEEK_V2, DEEPSEEK_V2_LITE
 
 V3 = DEEPSEEK_V3.architecture

@@ -9,17 +9,18 @@ import json
 import pytest
 
 import calculators
-from calculators.catalogues import moe_models, presets
+from calculators.catalogues import moe_models, preset_entries, presets
 from calculators.core.cli import main
 from calculators.core.spec import ValidationError
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe import step_costs as step
 
 MOE_CALCS = ("moe_params", "moe_step", "expert_load")
-MOE_PRESETS = [p for p in presets.PRESETS if p.kind == "moe_model"]
+MOE_PRESETS = [p for p in preset_entries.PRESETS if p.kind == "moe_model"]
 
 
-def with_preset(calc_id: str, preset_id: str, **extra: object) -> calculators.core.spec.Result:
+def with_preset(calc_id: str, preset_id: str,
+                **extra: object) -> calculators.core.calculator.Result:
     calc = calculators.REGISTRY[calc_id]
     return calc.compute({**presets.preset_texts(calc, presets.get(preset_id)), **extra})
 
@@ -28,7 +29,7 @@ def with_preset(calc_id: str, preset_id: str, **extra: object) -> calculators.co
 
 
 @pytest.mark.parametrize("preset", MOE_PRESETS, ids=[p.id for p in MOE_PRESETS])
-def test_presets_are_the_catalogue_entries(preset: presets.Preset) -> None:
+def test_presets_are_the_catalogue_entries(preset: preset_entries.Preset) -> None:
     # One source of truth: the preset fills the inputs from catalogues.moe_models.
     arch = moe_models.get(preset.id).architecture
     result = with_preset("moe_params", preset.id)

@@ -12,7 +12,7 @@ import pytest
 
 import calculators
 from calculators import moe_plan
-from calculators.catalogues import presets
+from calculators.catalogues import preset_entries, presets
 from calculators.catalogues.moe_models import DEEPSEEK_V3, MIXTRAL_8X7B, QWEN3_235B_A22B
 from calculators.core.cli import main
 from calculators.core.spec import ValidationError
@@ -20,8 +20,8 @@ from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe import layers as moe_layers
 from calculators.formulas.moe import planner as moe_planner
-from calculators.formulas.moe.architecture import GroupedQueryAttention, MoeArchitecture
 from calculators.formulas.moe.expert_parallel import DEEPSEEK_V3_PRECISION, MoeParallelLayout
+from calculators.formulas.moe.shape import GroupedQueryAttention, MoeArchitecture
 from calculators.formulas.moe.step_costs import activation_bytes_per_gpu, step_alltoall_traffic
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.parallel.placement import Dims
@@ -248,7 +248,7 @@ def test_node_limit_and_per_node_dispatch_cut_the_network_bytes() -> None:
 # --- the calculator -------------------------------------------------------------------------
 
 
-MOE_PRESETS = [p.id for p in presets.PRESETS if p.kind == "moe_model"]
+MOE_PRESETS = [p.id for p in preset_entries.PRESETS if p.kind == "moe_model"]
 
 
 @pytest.mark.parametrize("preset_id", MOE_PRESETS)

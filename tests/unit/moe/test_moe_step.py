@@ -15,7 +15,7 @@ from calculators.formulas.model import activations
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe import expert_parallel as ep
 from calculators.formulas.moe import step_costs as step
-from calculators.formulas.moe.architecture import GroupedQueryAttention, MoeArchitecture
+from calculators.formulas.moe.shape import GroupedQueryAttention, MoeArchitecture
 
 V3 = DEEPSEEK_V3.architecture
 SETUP = DEEPSEEK_V3_TRAINING

@@ -30,7 +30,7 @@ GPT3 = gpt(96, 12288, 96)
 MT_NLG = gpt(105, 20480, 128)
 
 
-def states(result: calculators.core.spec.Result) -> float:
+def states(result: calculators.core.calculator.Result) -> float:
     return sum(result.value(n) for n in ("weights_bytes", "gradients_bytes", "optimizer_bytes"))
 
 

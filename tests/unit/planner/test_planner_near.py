@@ -19,7 +19,7 @@ from calculators.cluster_sizing.steps import Plan, Scan
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.moe import layers as moe_layers
 from calculators.formulas.moe import planner as moe_planner
-from calculators.formulas.moe.architecture import MoeArchitecture
+from calculators.formulas.moe.shape import MoeArchitecture
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.planner import base as planner_base
 from calculators.formulas.planner import floors as planner_floors

@@ -18,7 +18,7 @@ from calculators.formulas.model.flops import co2_tonnes, energy_kwh
 from calculators.formulas.sparse.data_loading import read_bandwidth
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Result
+    from calculators.core.calculator import Result
 
 #: Llama 3 70B (Dubey et al. 2024, Table 3): 80 layers of width 8,192, 64 query and 8
 #: key/value heads, SwiGLU MLP of 28,672, 128,256-token vocabulary, 8,192-token context.

@@ -12,7 +12,7 @@ import calculators
 import published_checks
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Result
+    from calculators.core.calculator import Result
 
 
 def pipeline(**inputs: object) -> Result:

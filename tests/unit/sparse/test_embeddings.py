@@ -14,7 +14,7 @@ from calculators.catalogues.embedding_tables import PRESET_BY_ID, parse_tables
 from calculators.formulas.sparse.embeddings import optimizer_bytes, weight_bytes
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Result
+    from calculators.core.calculator import Result
 
 GB, GIB = 1e9, 2.0**30
 

@@ -13,7 +13,7 @@ from calculators.catalogues.embedding_tables import TableSpec
 from calculators.formulas.sparse.sharding import Network, place, step_comm
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Result
+    from calculators.core.calculator import Result
 
 SCHEMES = ("table_wise", "row_wise", "column_wise", "table_row_wise")
 

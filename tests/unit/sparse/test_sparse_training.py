@@ -11,7 +11,7 @@ from hypothesis import strategies as st
 import calculators
 
 if TYPE_CHECKING:
-    from calculators.core.spec import Result
+    from calculators.core.calculator import Result
 
 
 def step(**inputs: object) -> Result:
