@@ -196,7 +196,9 @@ _LAYOUT_PARAMS: tuple[Param, ...] = (
     PEAK_FLOPS_PARAM,
     MEMORY_RESERVE_PARAM,
     _p("compute_efficiency", "Achieved fraction of peak in compute", 0.6, (0.01, 1),
-       "Assumption: kernels at 60% of peak when nothing waits (as the planner).",
+       "Assumption: one average speed for every kernel, 60% of peak, so that this "
+       "first-order step shows its parts; moe_plan prices each kernel at its measured "
+       "speed instead (dense chapter, the speed model).",
        unit="1", kind="float"),
     _p("intra_node_bandwidth", "NVLink bandwidth per GPU", 160e9, (1e6, 1e14),
        "Per direction, achieved. DeepSeek-V3: 160 GB/s on H800 (Sec. 3.2.2).", unit="B/s",

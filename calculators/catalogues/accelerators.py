@@ -103,6 +103,19 @@ _ENTRIES: tuple[Accelerator, ...] = (
                     "reports 81,559 MiB (85.5e9 B) for the H100 SXM 80GB.",
     ),
     Accelerator(
+        id="h800", name="NVIDIA H800 SXM5 80GB",
+        peak_bf16_flops=989.4 * TFLOP, peak_fp8_flops=1978.9 * TFLOP,
+        memory_bytes=80 * GB, memory_bandwidth=3350 * GB,
+        scale_up_bandwidth=200 * GB, power_watts=700.0,
+        source=("The H100 SXM5's compute, memory and power with NVLink cut to 400 GB/s "
+                "bidirectional, 200 GB/s per direction (the export variant for China: "
+                "DeepSeek-V3's training GPU; 'the 400GB/s ... is the bidirectional "
+                "theoretical value', deepseek-ai/DeepSeek-V3 issue 28; DeepSeek-V3 report, "
+                "Sec. 3.2.2, measures 160 GB/s NVLink and 50 GB/s InfiniBand per GPU). "
+                "Dense peaks as the H100's: " + _HOPPER),
+        memory_note="As the H100 SXM5 80GB: 80 GiB physical.",
+    ),
+    Accelerator(
         id="h200", name="NVIDIA H200 SXM 141GB",
         peak_bf16_flops=989.4 * TFLOP, peak_fp8_flops=1978.9 * TFLOP,
         memory_bytes=141 * GB, memory_bandwidth=4800 * GB,

@@ -97,6 +97,14 @@ LINKS: dict[str, Link] = {
             "IEEE 802.3bs 400GBASE: 400 Gb/s per port, per direction.",
         ),
         Link(
+            "roce_400g_tuned",
+            "400 GbE RoCEv2, tuned for AI (Meta's clusters)",
+            400e9 / 8,
+            "IEEE 802.3bs 400GBASE: 400 Gb/s per port, per direction; the RoCE fabric Meta "
+            "built for its 24,576-GPU clusters and trained Llama 3 on (Gangidi et al. 2024, "
+            "SIGCOMM; Dubey et al. 2024, Sec. 3.3.1).",
+        ),
+        Link(
             "roce_100g",
             "100 GbE RoCEv2",
             100e9 / 8,

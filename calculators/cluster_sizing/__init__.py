@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
 from calculators.cluster_sizing.moe import size_moe
@@ -223,7 +224,9 @@ OUTPUTS: tuple[Output, ...] = (
     Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
     Output("memory_headroom_bytes", "Memory headroom per GPU", "B"),
     Output("planner_mfu", "MFU the planner's step model reaches", "1", "percent"),
-    Output("planner_days", "Time at the planner's step estimate", "days", "fixed"),
+    Output("planner_days", "Time at the planner's step estimate", "days", "fixed",
+           help="The planner's step time is " + STEP_TIME_BAND.words() + ".",
+           band=STEP_TIME_BAND.worst),
     Output("intra_node_bytes_per_step", "Sent in node per GPU per step", "B"),
     Output("inter_node_bytes_per_step", "Sent across nodes per GPU per step", "B"),
     Output("intra_node_bandwidth_needed", "In-node bandwidth needed per GPU", "B/s",
@@ -261,10 +264,10 @@ def size_cluster(inputs: Inputs) -> Computed:
     if inputs.text("model_kind") == "dense":
         size_dense(inputs, machine, report)
         report.notes.append(
-            "Assumed: the MFU is end to end; the planner's own step model (60% of peak "
-            "in compute, links at 80% of line rate) bounds it: the training time is "
-            "the longer of the two estimates, and the wall-clock time that over the "
-            "goodput.")
+            "Assumed: the MFU is end to end; the planner's own step model (every "
+            "operation at its measured kernel and link speed) bounds it: the training "
+            "time is the longer of the two estimates, and the wall-clock time that over "
+            "the goodput.")
     elif inputs.text("model_kind") == "moe":
         size_moe(inputs, machine, report)
         report.notes.append(

@@ -198,19 +198,27 @@ class Result:
         return repr(value) if isinstance(value, float) else str(value)
 
     def text(self, name: str) -> str:
+        """The value as people read it, with its band (``Output.band``) when it has one."""
         out = next(o for o in self.calculator.outputs if o.name == name)
-        return units.format_value(self.computed.values[name], out.unit, out.fmt)
+        value = self.computed.values[name]
+        text = units.format_value(value, out.unit, out.fmt)
+        if out.band is not None and isinstance(value, (int, float)):
+            return f"{text} ± {out.band:.0%}"
+        return text
 
     def to_dict(self) -> dict[str, object]:
         outputs: dict[str, object] = {}
         for out in self.calculator.outputs:
             value = self.computed.values[out.name]
-            outputs[out.name] = {
+            entry: dict[str, object] = {
                 "value": value,
                 "unit": out.unit,
-                "text": units.format_value(value, out.unit, out.fmt),
+                "text": self.text(out.name),
                 "raw": self.raw(out.name),
             }
+            if out.band is not None and isinstance(value, (int, float)):
+                entry["band"] = out.band
+            outputs[out.name] = entry
         return {
             "calculator": self.calculator.id,
             "inputs": dict(self.inputs),

@@ -221,3 +221,6 @@ class Output:
     unit: str = ""
     fmt: units.Format = "si"
     help: str = ""
+    #: The value's relative uncertainty, measured (e.g. a model's error against
+    #: measurements): the text shows it as "± x%" and the JSON carries it as ``band``.
+    band: float | None = None

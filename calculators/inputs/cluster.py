@@ -19,7 +19,9 @@ from calculators.inputs.hardware import (
     PEAK_PRECISION_PARAM,
     accelerator_choices,
     peak_flops,
+    peak_precision,
 )
+from calculators.inputs.machine import fabric_for, machine_for
 from calculators.inputs.memory import (
     ATTENTION_PARAM,
     DROPOUT_PARAM,
@@ -28,6 +30,7 @@ from calculators.inputs.memory import (
     gpu_usable,
 )
 from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
+from calculators.inputs.speed import COMM_EFFICIENCY_PARAM, SPEED_PARAMS
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
 
 if TYPE_CHECKING:
@@ -117,17 +120,7 @@ PLANNER_PARAMS: tuple[Param, ...] = (
         help="Blank: one NIC per GPU, InfiniBand HDR 200 Gb/s for A100 and NDR "
         "400 Gb/s otherwise (DGX A100 / H100 designs).",
     ),
-    Param(
-        "comm_efficiency",
-        "Achieved fraction of link bandwidth",
-        "float",
-        0.8,
-        unit="1",
-        minimum=0.01,
-        maximum=1,
-        help="Assumption: 0.8, about what nccl-tests measurements reach on NVLink "
-        "and InfiniBand (NVIDIA nccl-tests issues).",
-    ),
+    COMM_EFFICIENCY_PARAM,
     Param(
         "latency",
         "Per-step latency alpha",
@@ -136,19 +129,9 @@ PLANNER_PARAMS: tuple[Param, ...] = (
         unit="s",
         minimum=0,
         maximum=1,
-        help="Assumption: 5 µs per message step (alpha-beta model).",
-    ),
-    Param(
-        "compute_efficiency",
-        "Achieved fraction of peak in compute",
-        "float",
-        0.6,
-        unit="1",
-        minimum=0.01,
-        maximum=1,
-        help="Assumption: the layers' kernels run at 60% of peak when nothing waits. "
-        "Megatron reached 52% end to end, communication included "
-        "(Narayanan et al. 2021, Table 1).",
+        help="Assumption: 5 µs per message step, for the alpha-beta models of the "
+        "context-parallel ring and the expert alltoall (the other collectives take "
+        "nccl-tests' measured curves, whose floors are 10-50 µs).",
     ),
     Param(
         "overlap",
@@ -188,24 +171,40 @@ PLANNER_PARAMS: tuple[Param, ...] = (
     GRADIENTS_PARAM,
     OPTIMIZER_PARAM,
     MEMORY_RESERVE_PARAM,
+    *SPEED_PARAMS,
 )
 
 
 def planner_cluster(inputs: Inputs) -> Cluster:
-    """The planner's cluster from validated ``PLANNER_PARAMS``: the one place that applies
-    the link efficiency and the default NIC per GPU."""
+    """The planner's cluster from validated ``PLANNER_PARAMS``: the kernels and links of
+    the catalogue (inputs.machine) with the reader's overrides."""
     gpu = hardware.get(inputs.text("gpu"))
-    efficiency = inputs.num("comm_efficiency")
-    nic = hardware.default_nic(gpu.id)
     domain = inputs.whole("nvlink_domain") if inputs["nvlink_domain"] is not None else (
         gpu.scale_up_domain)
+    precision = inputs.text("precision")
+    network = inputs.text("network")
+    override = inputs.opt("peak_flops")
+    peak = peak_flops(inputs, gpu)
+    # An override of the peak is at ``peak_precision``; the kernels scale from BF16.
+    bf16 = override * gpu.peak_bf16_flops / gpu.peak_flops(peak_precision(inputs)) if (
+        override) else None
+    machine = machine_for(gpu.id, precision=precision,
+                          fp8_recipe=inputs.text("fp8_recipe") if precision == "fp8_mixed"
+                          else "tensorwise", peak_bf16=bf16,
+                          kernel_speed_scale=inputs.num("kernel_speed"),
+                          attention_kernel=inputs.text("attention_kernel")
+                          if inputs.text("attention") == "fused" else "best",
+                          gradient_bytes=planner_state_bytes(inputs).gradients)
+    fabric = fabric_for(gpu.id, domain=domain, intra_bandwidth=inputs.opt("intra_node_bandwidth"),
+                        inter_bandwidth=inputs.opt("inter_node_bandwidth"),
+                        nic=None if network == "default" else network,
+                        link_efficiency=inputs.opt("comm_efficiency"))
     return Cluster(
         num_gpus=inputs.whole("num_gpus"),
         gpus_per_node=domain,
-        peak_flops=peak_flops(inputs, gpu),
-        compute_efficiency=inputs.num("compute_efficiency"),
-        intra_bandwidth=(inputs.opt("intra_node_bandwidth") or gpu.scale_up_bandwidth) * efficiency,
-        inter_bandwidth=(inputs.opt("inter_node_bandwidth") or nic.bandwidth) * efficiency,
+        peak_flops=peak,
+        machine=machine,
+        fabric=fabric,
         latency=inputs.num("latency"),
         memory_bytes=gpu_usable(inputs, gpu),
         overlap=inputs.num("overlap"),
@@ -214,6 +213,7 @@ def planner_cluster(inputs: Inputs) -> Cluster:
 
 def planner_options(inputs: Inputs) -> Options:
     """The choices the search holds fixed, from validated ``PLANNER_PARAMS``."""
+    recompute = inputs.text("recompute")
     return Options(
         schedule=inputs.text("schedule"),
         virtual_stages=inputs.whole("virtual_stages"),
@@ -221,6 +221,13 @@ def planner_options(inputs: Inputs) -> Options:
         attention=inputs.text("attention"),
         dropout=inputs.flag("dropout"),
         act_bytes=4.0 if inputs.text("precision") == "fp32" else 2.0,
+        sequence_parallel=inputs.flag("sequence_parallel"),
+        tp_overlap=inputs.text("tp_overlap"),
+        dp_overlap=inputs.flag("dp_overlap"),
+        recompute=None if recompute == "search" else recompute,
+        fp8_activations=inputs.text("precision") == "fp8_mixed",
+        lean_norms=inputs.flag("lean_norms"),
+        zero_stage=None if inputs["zero_stage"] is None else inputs.whole("zero_stage"),
     )
 
 

@@ -10,9 +10,8 @@ from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from calculators.formulas.moe.expert_groups import ExpertComm
-from calculators.formulas.planner.layout import Options
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
-from calculators.inputs.cluster import PLANNER_PARAMS
+from calculators.inputs.cluster import PLANNER_PARAMS, planner_options
 from calculators.inputs.moe import (
     EP_OVERLAP_PARAM,
     EXPERT_COMM_PARAMS,
@@ -24,6 +23,7 @@ from calculators.inputs.moe import (
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
     from calculators.core.spec import Param
+    from calculators.formulas.planner.layout import Options
 
 _DENSE_ONLY = {p.name for p in ARCHITECTURE_PARAMS} - {"seq_len"}
 _PLANNER = {p.name: p for p in PLANNER_PARAMS}
@@ -39,14 +39,14 @@ MOE_PLANNER_PARAMS: tuple[Param, ...] = (
     replace(_PLANNER["num_gpus"], default=2048,
             help=f"tp x cp x pp x dp must equal this; EP is folded into a stage's GPUs. "
                  f"{_V3}, Sec. 3.1: 2,048 H800."),
-    # ``attention`` here is MLA or GQA (inputs.moe); the kernel is taken fused.
+    # ``attention`` here is MLA or GQA (inputs.moe); the kernel is taken fused, the
+    # accelerator's best.
     *(p for p in PLANNER_PARAMS if p.name not in _DENSE_ONLY | {
-        "seq_len", "global_batch", "num_gpus", "gpu", "attention"}),
-    replace(_PLANNER["gpu"], default="h100_sxm",
+        "seq_len", "global_batch", "num_gpus", "gpu", "attention", "attention_kernel"}),
+    replace(_PLANNER["gpu"], default="h800",
             help="Peak FLOP/s, memory and NVLink bandwidth from the datasheet. The H800 "
-                 "has the H100's compute and memory with NVLink cut to 400 GB/s: take "
-                 "h100_sxm and set the intra-node bandwidth (DeepSeek-V3 measured 160 GB/s, "
-                 "Sec. 3.2.2)."),
+                 "has the H100's compute and memory with NVLink cut to 400 GB/s "
+                 f"(DeepSeek-V3 trained on 2,048 of them; {_V3}, Sec. 3.1)."),
     *EXPERT_COMM_PARAMS,
     EP_OVERLAP_PARAM,
 )
@@ -56,11 +56,7 @@ def moe_planner_options(inputs: Inputs) -> Options:
     """The choices the search holds fixed: inputs.cluster's, with a fused attention
     kernel (FlashAttention, as every MoE here trains; the ``attention`` input names the
     attention's kind instead)."""
-    return Options(schedule=inputs.text("schedule"),
-                   virtual_stages=inputs.whole("virtual_stages"),
-                   cp_method=inputs.text("cp_method"), attention="fused",
-                   dropout=inputs.flag("dropout"),
-                   act_bytes=4.0 if inputs.text("precision") == "fp32" else 2.0)
+    return replace(planner_options(inputs), attention="fused")
 
 
 def expert_comm(inputs: Inputs) -> ExpertComm:

@@ -8,6 +8,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param
@@ -177,7 +178,7 @@ MOE_PLAN = Calculator(
     id="moe_plan",
     headline=("step_time", "mfu", "ep", "pp", "memory_per_gpu_bytes"),
     advanced=(*MOE_ARCHITECTURE_DETAIL, "gpu_memory", "intra_node_bandwidth",
-              "inter_node_bandwidth", "comm_efficiency", "latency", "compute_efficiency",
+              "inter_node_bandwidth", "comm_efficiency", "latency",
               "precision", "optimizer", "gradients", "tp", "cp", "pp", "dp", "ep",
               "micro_batch", "top", "nvlink_domain", "virtual_stages", "cp_method",
               "dropout", "memory_reserve", "rank_tolerance", "dispatch_bytes",
@@ -215,7 +216,8 @@ MOE_PLAN = Calculator(
         Output("recompute", "Recomputation (best)", "", "text"),
         Output("experts_per_gpu", "Routed experts per GPU per layer", "", "fixed"),
         Output("expert_data_parallel", "Expert-data-parallel size", "", "count"),
-        Output("step_time", "Step time", "s", "fixed"),
+        Output("step_time", "Step time", "s", "fixed", help=STEP_TIME_BAND.words(),
+               band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
         Output("mfu", "Estimated MFU", "1", "percent"),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),

@@ -5,7 +5,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.planner.ranking import recommendation_note, simplicity_in_words
+from calculators.formulas.planner.ranking import (
+    RECOMPUTE_WORDS,
+    recommendation_note,
+    simplicity_in_words,
+)
 
 if TYPE_CHECKING:
     from calculators.formulas.planner.layout import Cluster, Layout
@@ -17,7 +21,7 @@ SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "Z
 
 def choices(lay: Layout) -> str:
     hybrid = f" in groups of {lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
-    return f"b={lay.micro_batch}, {lay.recompute} recompute, ZeRO {lay.zero_stage}{hybrid}"
+    return f"b={lay.micro_batch}, {RECOMPUTE_WORDS[lay.recompute]}, ZeRO {lay.zero_stage}{hybrid}"
 
 
 def ep_group(lay: Layout, domain: int) -> str:
@@ -108,10 +112,12 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
         if len(seen) == 4:
             break
     notes.append(
-        f"Assumed: the {SCHEDULE_NAMES[best.schedule]} schedule; experts whole on a GPU "
+        f"Assumed: the {SCHEDULE_NAMES[best.schedule]} schedule; every block priced "
+        "operation by operation at the speeds measured for this GPU's kernels, routed "
+        "experts as one grouped GEMM of balanced tokens; experts whole on a GPU "
         "(expert TP 1) and EP folded into a stage's TP x CP x DP GPUs, consecutive ranks "
         f"(Megatron-Core); {cluster.overlap:.0%} of the traffic that fits under compute "
-        "hides (DP behind the backward pass, the alltoall behind another micro-batch when "
-        "overlapped); tensor parallelism kept inside the NVLink domain.")
+        "really hides (DP behind the backward pass, the alltoall behind another "
+        "micro-batch when overlapped); tensor parallelism kept inside the NVLink domain.")
     return notes
 

@@ -6,10 +6,12 @@ from __future__ import annotations
 
 import math
 
+from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.flops import megatron_model_flops_per_token
+from calculators.formulas.planner.layer_costs import DenseStack
 from calculators.formulas.planner.ranking import distinct, preferred
 from calculators.formulas.planner.search import search
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
@@ -19,7 +21,7 @@ from calculators.inputs.cluster import (
     planner_options,
     planner_state_bytes,
 )
-from calculators.parallel_plan.notes import GB, explain, row
+from calculators.parallel_plan.notes import GB, explain, row, time_per_layer
 
 
 def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
@@ -176,8 +178,12 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         "seconds per step",
         legend_right=True,
     )
+    notes = explain(best, fitting, layouts[0], cluster, tolerance, tp_overlap=options.tp_overlap)
+    layer, _ = DenseStack(arch, cluster.machine, options).compute(best.tp, best.cp,
+                                                                  best.micro_batch)
+    notes.insert(2, time_per_layer(layer, best.recompute))
     return Computed(
-        values=values, notes=explain(best, fitting, layouts[0], cluster, tolerance),
+        values=values, notes=notes,
         table=table, chart=chart
     )
 
@@ -206,7 +212,6 @@ PARALLEL_PLAN = Calculator(
         "inter_node_bandwidth",
         "comm_efficiency",
         "latency",
-        "compute_efficiency",
         "precision",
         "optimizer",
         "tp",
@@ -251,7 +256,8 @@ PARALLEL_PLAN = Calculator(
         Output("micro_batch", "Micro-batch (best)", "sequence", "count"),
         Output("zero_stage", "ZeRO stage (best)", "", "count"),
         Output("recompute", "Recomputation (best)", "", "text"),
-        Output("step_time", "Step time", "s", "fixed"),
+        Output("step_time", "Step time", "s", "fixed", help=STEP_TIME_BAND.words(),
+               band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
         Output("mfu", "Estimated MFU", "1", "percent"),
         Output("model_flops_per_gpu", "Model FLOP/s per GPU", "FLOP/s"),

@@ -5,9 +5,14 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.formulas.planner.ranking import recommendation_note, simplicity_in_words
+from calculators.formulas.planner.ranking import (
+    RECOMPUTE_WORDS,
+    recommendation_note,
+    simplicity_in_words,
+)
 
 if TYPE_CHECKING:
+    from calculators.formulas.kernels.dense_layer import LayerTimes
     from calculators.formulas.planner.layout import Cluster, Layout
 
 GB = 1e9
@@ -20,7 +25,7 @@ def where(inter: bool, used: bool) -> str:
 def choices(lay: Layout) -> str:
     """Micro-batch, recomputation and sharding, as the table's third column shows them."""
     hybrid = f" in groups of {lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
-    return f"b={lay.micro_batch}, {lay.recompute} recompute, ZeRO {lay.zero_stage}{hybrid}"
+    return f"b={lay.micro_batch}, {RECOMPUTE_WORDS[lay.recompute]}, ZeRO {lay.zero_stage}{hybrid}"
 
 
 def row(rank: int, lay: Layout) -> tuple[str, ...]:
@@ -62,8 +67,13 @@ def why(best: Layout, other: Layout) -> str:
         f"(+{delta:.3g} s)."
 
 
+#: Options.tp_overlap in words.
+TP_OVERLAP_WORDS = {"none": "none", "backward": "in the backward, behind the weight and "
+                    "input gradients", "full": "forward and backward"}
+
+
 def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster,
-            tolerance: float) -> list[str]:
+            tolerance: float, *, tp_overlap: str = "backward") -> list[str]:
     """Why the winner wins and what the next distinct layouts lose on."""
     mem = best.memory
     stage = best.fullest_stage
@@ -98,14 +108,32 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
             "per GPU."
         )
     notes.append(
-        "Assumed: compute at the stated fraction of peak; TP and PP communication "
-        f"exposed; {cluster.overlap:.0%} of the DP traffic that fits under the backward "
-        "(forward, for ZeRO-3 gathers) and of the CP ring's under attention hides; the "
+        "Assumed: every operation at the speed measured for this GPU's kernels (GEMMs by "
+        "shape, its attention kernel, memory-bound passes at the bandwidth HBM reaches) "
+        "and every collective at what NCCL reaches on its links at that message size; "
+        f"TP traffic overlapped: {TP_OVERLAP_WORDS[tp_overlap]}; "
+        f"{cluster.overlap:.0%} of what hides really disappears (the rest slows the "
+        "compute it shares the GPU with); PP sends exposed; the "
         f"{SCHEDULE_NAMES[best.schedule]} schedule"
         + (f" with {best.chunks} chunks per GPU" if best.chunks > 1 else "")
         + f"; ranks ordered TP, CP, DP, PP in NVLink domains of {cluster.gpus_per_node}."
     )
     return notes
+
+
+def time_per_layer(times: LayerTimes, recompute: str) -> str:
+    """Where one layer's compute goes, for one micro-batch on one GPU."""
+    ms = 1e3
+    extra = times.recompute_s(recompute)
+    rate = times.gemm_flops / times.gemm_s if times.gemm_s > 0 else 0.0
+    return (
+        f"One layer, one micro-batch, on one GPU (forward + backward): GEMMs "
+        f"{times.gemm_s * ms:.3g} ms at {rate / 1e12:,.0f} TFLOP/s, attention "
+        f"{(times.attention_forward_s + times.attention_backward_s) * ms:.3g} ms, "
+        f"memory-bound passes {times.memory_bound_s * ms:.3g} ms (norms, activation, "
+        "residuals, gradient accumulation)"
+        + (f", recomputation {extra * ms:.3g} ms" if extra > 0 else "") + "."
+    )
 
 
 SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",

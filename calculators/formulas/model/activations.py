@@ -25,7 +25,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-RECOMPUTE_MODES = ("none", "selective", "full")
+#: The recomputation modes, least first. "light" recomputes only the cheap operations,
+#: the normalisations and the MLP's activation function (Megatron-Core's
+#: --recompute-modules layernorm and mlp/moe_act; DeepSeek-V3, Sec. 3.3.? "Recomputation
+#: of RMSNorm and MLA Up-Projection" also recomputes MLA's up-projections,
+#: formulas.moe.layers): their outputs, inputs of the next GEMM, are not kept.
+RECOMPUTE_MODES = ("none", "selective", "light", "full")
 #: FlashAttention-2 returns O and one softmax statistic per query row, the logsumexp L
 #: (Dao 2023, Sec. 3.1.1 and Alg. 1). 4 bytes (FP32) each is our assumption: softmax
 #: statistics are kept in FP32 even when Q, K, V are 16-bit.
@@ -86,6 +91,12 @@ class LayerActivations:
     split: float
     scores: float
     statistics: float
+    #: Of ``replicated``: the norms' outputs, the QKV projection's and first MLP matrix's
+    #: inputs (4 sbh). Of ``split``: the activation function's output, the second MLP
+    #: matrix's input (2 sbf), and the attention output, the projection's input (2 sbq).
+    norm_outputs: float = 0.0
+    activation_output: float = 0.0
+    attention_output: float = 0.0
 
 
 def layer_activations(shape: LayerShape, *, dropout: bool = True,
@@ -116,22 +127,33 @@ def layer_activations(shape: LayerShape, *, dropout: bool = True,
     mlp = (4.0 * f + 2.0 * f) if shape.gated_mlp else (2.0 * f + 2.0 * f)
     # Q (2q), K and V (2g each), the attention output = projection input (2q).
     split = sbh * (2.0 * q + 2.0 * g + 2.0 * g + 2.0 * q + mlp)
+    parts = (4.0 * sbh, 2.0 * f * sbh, 2.0 * q * sbh)
     if flash:
-        return LayerActivations(replicated, split, 0.0, LOGSUMEXP_BYTES * a * s * b)
+        return LayerActivations(replicated, split, 0.0, LOGSUMEXP_BYTES * a * s * b, *parts)
     score_units = 5.0 if dropout else 2.0
-    return LayerActivations(replicated, split, score_units * a * s * s * b, 0.0)
+    return LayerActivations(replicated, split, score_units * a * s * s * b, 0.0, *parts)
 
 
 def activation_bytes_per_layer(shape: LayerShape, *, tp: int = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
-                               dropout: bool = True, flash: bool = False) -> float:
+                               dropout: bool = True, flash: bool = False,
+                               fp8_inputs: bool = False, lean_norms: bool = False) -> float:
     """Bytes one layer keeps for one micro-batch on one TP rank (16-bit activations).
 
     Korthikanti et al. 2022, Table 2 (materialised attention, with dropout, MHA, f = 4h):
     none sbh(34 + 5as/h); TP sbh(10 + 24/t + 5as/(ht)); TP + SP sbh(34/t + 5as/(ht));
     selective recompute drops the 5as/h term; full recompute keeps the layer input,
     2sbh (divided by t under SP, Sec. 4.2.2). Selective recompute of a fused attention
-    recomputes the kernel from Q, K, V, so the logsumexp is not kept either.
+    recomputes the kernel from Q, K, V, so the logsumexp is not kept either. Light
+    recompute drops the norms' outputs and the activation function's output.
+    ``fp8_inputs``: the GEMMs' inputs are kept in FP8, 1 byte (Transformer Engine saves
+    the FP8 copy it casts for the forward; DeepSeek-V3 caches them in FP8, Sec. 3.3.3):
+    the four GEMM inputs (the norms' outputs, the attention output, the activation's
+    output) take half their bytes. ``lean_norms``: each norm keeps its output (which the
+    next GEMM keeps anyway) and not its input, computing its backward from the output
+    (Apex's memory-efficient LayerNorm, Megatron-LM's --memory-efficient-layer-norm;
+    Llama 3 frees each pipeline stage's input tensors, Sec. 3.3.2): the norms' inputs,
+    4 sbh, go, unless light recomputation needs them to rebuild the outputs.
     Bounds: tp >= 1 and dividing the heads; recompute one of ``RECOMPUTE_MODES``.
     """
     if tp < 1 or shape.heads % tp:
@@ -143,8 +165,16 @@ def activation_bytes_per_layer(shape: LayerShape, *, tp: int = 1,
     if recompute == "full":
         return 2.0 * shape.sbh / (tp if sequence_parallel else 1)
     parts = layer_activations(shape, dropout=dropout, flash=flash)
-    linear = ((parts.replicated + parts.split) / tp if sequence_parallel
-              else parts.replicated + parts.split / tp)
+    replicated, split = parts.replicated, parts.split
+    inputs_share = 0.5 if fp8_inputs else 1.0
+    norms, act_out = parts.norm_outputs * inputs_share, parts.activation_output * inputs_share
+    replicated -= parts.norm_outputs - norms
+    split -= (parts.activation_output - act_out) + (1.0 - inputs_share) * parts.attention_output
+    if recompute == "light":
+        replicated, split = replicated - norms, split - act_out
+    elif lean_norms:
+        replicated -= 4.0 * shape.sbh
+    linear = ((replicated + split) / tp if sequence_parallel else replicated + split / tp)
     if recompute == "selective":
         return linear
     return linear + (parts.scores + parts.statistics) / tp

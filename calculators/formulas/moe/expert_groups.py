@@ -24,6 +24,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.catalogues.link_speeds import DEEPEP_SHARES
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
 from calculators.formulas.moe.step_costs import direct_copies, per_node_copies
 from calculators.formulas.parallel.placement import members_per_domain
@@ -81,6 +82,11 @@ def block_alltoall(model: MoeArchitecture, comm: ExpertComm, cluster: Cluster, *
               if comm.per_node else direct_copies(k, ep, local))
     per_copy = tokens * model.hidden * comm.precision.total_bytes_per_element
     intra, inter = copies.intra_node * per_copy, copies.inter_node * per_copy
-    time = max(intra / cluster.intra_bandwidth, inter / cluster.inter_bandwidth)
+    fabric = cluster.fabric  # at the alltoall's measured share of each link's line rate
+    # NCCL's alltoall for direct copies; DeepEP's kernels for the per-node dispatch.
+    intra_share, inter_share = DEEPEP_SHARES if comm.per_node else (
+        fabric.intra.alltoall_efficiency, fabric.inter.alltoall_efficiency)
+    time = max(intra / (fabric.intra_bandwidth * intra_share),
+               inter / (fabric.inter_bandwidth * inter_share))
     alltoalls = 4  # expert_parallel.ALLTOALLS_PER_MOE_LAYER_PER_STEP, per micro-batch here
     return Alltoall(time + alltoalls * (ep - 1) * cluster.latency, intra, inter)

@@ -67,6 +67,9 @@ class Block:
     attention: float
     extra_bytes: float
     moe: bool
+    #: Per token: Q, K and V as MLA's up-projections make them, which light recomputation
+    #: rebuilds from the latents (DeepSeek-V3, Sec. 3.3.3); 0 for grouped-query attention.
+    up_projection_bytes: float = 0.0
 
     @property
     def flops(self) -> float:
@@ -117,9 +120,14 @@ def stand_in(model: moe.MoeArchitecture, seq_len: int, ffn: int | None = None) -
         learned_positions=False, tied_embeddings=model.tied_embeddings)
 
 
-def _extra_bytes(model: moe.MoeArchitecture, routed: bool) -> float:
+def _extra_bytes(model: moe.MoeArchitecture, routed: bool, fp8: bool = False) -> float:
     """Per token: MLA's latents (each the input of its norm and of its up-projection),
-    QK-norm's inputs, and in an MoE block the k copies in, the k outputs, the router."""
+    QK-norm's inputs, and in an MoE block the k copies in, the k outputs, the router.
+    ``fp8``: the copies in, the experts' GEMM inputs, are kept in FP8 (1 byte; DeepSeek-V3
+    quantises them before dispatch), and so are the routed experts' SwiGLU inputs, 2 f_e
+    per copy (DeepSeek-V3, Sec. 3.3.3, "Low-Precision Storage": "we cache the inputs of
+    the SwiGLU operator and recompute its output ... also stored in FP8"); the stand-in
+    counts both at 2 bytes."""
     a, b = model.attention, ACTIVATION_BYTES
     if isinstance(a, moe.LatentAttention):
         attention = b * 2 * (a.q_lora_rank + a.kv_lora_rank)
@@ -127,11 +135,14 @@ def _extra_bytes(model: moe.MoeArchitecture, routed: bool) -> float:
         attention = b * (a.heads + a.kv_heads) * a.head_dim if a.qk_norm else 0.0
     if not routed or model.routed_experts == 1:
         return attention
-    copies = b * 2 * model.experts_per_token * model.hidden
-    return attention + copies + STATISTIC_BYTES * model.routed_experts
+    k = model.experts_per_token
+    copies = (b + (1.0 if fp8 else b)) * k * model.hidden
+    swiglu = -(2.0 if model.gated_mlp else 1.0) * k * model.expert_ffn if fp8 else 0.0
+    return attention + copies + swiglu + STATISTIC_BYTES * model.routed_experts
 
 
-def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float) -> tuple[Block, ...]:
+def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float,
+           fp8: bool = False) -> tuple[Block, ...]:
     """The three kinds of block (dense, MoE, MTP), indexed by ``KINDS``."""
     h, gated = model.hidden, model.gated_mlp
     attn_matmul = _attention_matmul(model)
@@ -140,8 +151,14 @@ def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float) -> tup
     scores = 4.0 * seq_len * (heads * head_dim) * causal_share
     norms = 2 * moe.norm_params(model)
     dense_ffn = _ffn_matmul(h, model.dense_ffn, gated) if model.dense_layers else 0
+    up = 0.0
+    if isinstance(model.attention, moe.LatentAttention):
+        a = model.attention
+        up = ACTIVATION_BYTES * a.heads * (2 * (a.qk_nope_head_dim + a.qk_rope_head_dim)
+                                           + a.v_head_dim)
     dense = Block(moe.dense_layer_params(model) if model.dense_layers else 0, 0,
-                  2.0 * (attn_matmul + dense_ffn), scores, _extra_bytes(model, False), False)
+                  2.0 * (attn_matmul + dense_ffn), scores, _extra_bytes(model, False, fp8),
+                  False, up)
     expert = moe.expert_params(model)
     one_of_one = model.routed_experts == 1
     tp_part = (moe.attention_params(model) + moe.shared_expert_params(model)
@@ -151,12 +168,12 @@ def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float) -> tup
               + model.shared_experts * _ffn_matmul(h, model.shared_ffn, gated)
               + (0 if one_of_one else h * model.routed_experts))
     routed = Block(tp_part, ep_part, 2.0 * (attn_matmul + active), scores,
-                   _extra_bytes(model, True), True)
+                   _extra_bytes(model, True, fp8), True, up)
     # An MTP module: its block, two norms and the 2h x h projection of Eq. 21, the
     # norm before the shared head (formulas.moe.architecture._mtp_module).
     mtp_extra = 3 * moe.norm_params(model) + 2 * h * h
     mtp = Block(tp_part + mtp_extra, ep_part, routed.matmul + 2.0 * 2 * h * h, scores,
-                routed.extra_bytes, True)
+                routed.extra_bytes, True, up)
     return dense, routed, mtp
 
 

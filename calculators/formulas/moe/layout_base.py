@@ -9,6 +9,7 @@ import math
 from typing import TYPE_CHECKING
 
 from calculators.formulas.moe import layers as ml
+from calculators.formulas.moe.block_times import MoeStack
 from calculators.formulas.moe.expert_groups import block_alltoall
 from calculators.formulas.parallel import memory as mem
 from calculators.formulas.parallel.placement import Dims, members_per_domain
@@ -16,6 +17,7 @@ from calculators.formulas.parallel.stages import chunks_in_flight
 from calculators.formulas.planner import layout_cost as lc
 from calculators.formulas.planner.base import LayoutBase
 from calculators.formulas.planner.layout import Layout
+from calculators.formulas.planner.layout_cost import ALL_RECOMPUTE_MODES
 from calculators.formulas.planner.sizes import RECOMPUTE_MODES, shard_groups
 
 if TYPE_CHECKING:
@@ -63,21 +65,29 @@ class _MoeBase(LayoutBase):
     def __init__(self, model: MoeArchitecture, comm: ExpertComm, kinds: tuple[ml.Block, ...],
                  dense_memo: Memo, *, arch_memo: Memo, **kw: object) -> None:
         super().__init__(memo=arch_memo, **kw)  # type: ignore[arg-type]
-        dims, b, m, cl = self.dims, self.b, self.m, self.cluster
+        dims, b, m = self.dims, self.b, self.m
         tp, cp, pp = dims.tp, dims.cp, dims.pp
         self.model, self.comm, self.kinds = model, comm, kinds
         split = arch_memo.split(pp, self.chunks)
         assert split is not None  # the dense base has checked it
         seq = arch_memo.arch.seq_len
-        self.per_gpu = b * seq / cp / tp / (cl.peak_flops * cl.compute_efficiency)
         self.tokens = b * seq / cp / tp
         self.blocks = [ml.rank_blocks(model, split, ld.rank, chunks_in_flight(
             self.schedule, pp, m, ld.rank, self.chunks)) for ld in self.loads]
-        out = 6.0 * model.vocab * model.hidden * (1 + model.mtp_modules)
-        self.compute = [self.per_gpu * (math.fsum(n * k.flops for n, k in zip(
-            rb.counts, kinds, strict=True)) + (out if rb.rank == pp - 1 else 0.0))
+        stack = kw["stack"]
+        assert isinstance(stack, MoeStack)
+        self.kind_times = stack.kinds(tp, cp, b)
+        output = stack.compute(tp, cp, b)[1]
+        #: Per rank of interest: forward and backward seconds of its blocks for one
+        #: micro-batch (the last rank's backward includes the output layer).
+        self.forward = [math.fsum(n * t.forward_s for n, t in zip(
+            rb.counts, self.kind_times, strict=True)) for rb in self.blocks]
+        self.backward = [math.fsum(n * t.backward_s for n, t in zip(
+            rb.counts, self.kind_times, strict=True)) + (output if rb.rank == pp - 1 else 0.0)
             for rb in self.blocks]
-        self.cover = kinds[ml.MOE].flops * self.per_gpu  # one routed block, one micro-batch
+        self.compute = [f + bw for f, bw in zip(self.forward, self.backward, strict=True)]
+        routed = self.kind_times[ml.MOE]
+        self.cover = routed.forward_s + routed.backward_s  # one routed block, one micro-batch
         self.hide = self.cover if comm.overlap == "batch" and m >= 2 else 0.0
         self.tp_params = [(math.fsum(n * k.tp_params for n, k in zip(rb.counts, kinds,
                                                                      strict=True))
@@ -91,12 +101,13 @@ class _MoeBase(LayoutBase):
         for kind, blk in zip(ml.KINDS, kinds, strict=True):
             base = (dense_memo if kind == ml.DENSE else arch_memo).per_layer(tp, cp, b)
             self.act.append({r: base[r] + (0.0 if r == "full" else blk.extra_bytes * extra)
-                             for r in RECOMPUTE_MODES})
+                             - (blk.up_projection_bytes * extra if r == "light" else 0.0)
+                             for r in ALL_RECOMPUTE_MODES})
         mtp_logits = model.mtp_modules * mem.output_layer_bytes(arch_memo.arch, b, tp, cp)
         self.outer = [(ld.outer + (mtp_logits if ld.rank == pp - 1 else 0.0)) * self.scale
                       for ld in self.loads]
         self.acts = {r: [math.fsum(u * a[r] for u, a in zip(rb.units, self.act, strict=True))
-                         for rb in self.blocks] for r in RECOMPUTE_MODES}
+                         for rb in self.blocks] for r in ALL_RECOMPUTE_MODES}
         self.dense_states: dict[tuple[int, int], Columns] = {}
         self.dense_max = max(self.tp_params)
         #: The kinds of block the model has, the largest one's TP part, and one block's
@@ -114,9 +125,8 @@ class _MoeBase(LayoutBase):
         """(index of the slowest rank, its slot less the pipeline sends, its recompute)."""
         hit = ex.slots.get(recompute)
         if hit is None:
-            per_block = (lc.TP_ALLREDUCES_PER_LAYER[recompute] * self.tp_op[0]
-                         + self.cp_layer[1])
-            rec = [k.recompute(recompute) * self.per_gpu for k in self.kinds]
+            per_block = self.tp_layer[recompute].exposed_s + self.cp_layer[1]
+            rec = [t.recompute_s(recompute) for t in self.kind_times]
             best = (0, -1.0, 0.0)
             for i, (c, rb) in enumerate(zip(self.compute, self.blocks, strict=True)):
                 again = math.fsum(n * r for n, r in zip(rb.counts, rec, strict=True))
@@ -144,8 +154,17 @@ class _MoeBase(LayoutBase):
 
     def moe_step_s(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> float:
         """One choice's step time, as its Layout has it, without building the Layout."""
-        return self.moe_step_floor(ex, recompute) + self._dp(ex, recompute, zero_stage,
-                                                             shard)[1]
+        return (self.moe_step_floor(ex, recompute)
+                + self._dp(ex, recompute, zero_stage, shard)[1]
+                + self._optimizer(ex, zero_stage, shard))
+
+    def _optimizer(self, ex: _Experts, zero_stage: int, shard: int) -> float:
+        """The optimizer step over the fullest rank's shards: the TP part over its
+        sharding group, the experts over their EDP group."""
+        sharded = zero_stage >= 1
+        local = (self.dense_max / (shard if sharded else 1)
+                 + ex.max_params / (ex.edp if sharded else 1))
+        return lc.optimizer_time_s(local, self.per_param, self.cluster.machine)
 
     def _dp(self, ex: _Experts, recompute: str, zero_stage: int,
             shard: int) -> tuple[float, float, float, float]:
@@ -153,8 +172,9 @@ class _MoeBase(LayoutBase):
         traffic of one choice: the dense part's, and the experts' over their EDP group."""
         m, cl = self.m, self.cluster
         i, _, recompute_mb = self._slot(ex, recompute)
-        compute = self.compute[i]
-        backward = 2.0 / 3.0 * compute + recompute_mb
+        hides = self.options.dp_overlap
+        forward = self.forward[i] if hides else 0.0
+        backward = self.backward[i] + recompute_mb if hides else 0.0
         g, w = self.per_param.gradients, self.per_param.weights
         key = (recompute, zero_stage, shard, i)
         dense_dp = self.dense_dp.get(key)
@@ -163,25 +183,25 @@ class _MoeBase(LayoutBase):
             groups, replicas = shard_groups(shard, self.group, self.group_pd)
             dense_dp = self.dense_dp[key] = lc.dp_cost(
                 self.cache, zero_stage, groups, replicas, grads=dense_p * g, weights=dense_p * w,
-                micro_batches=m, forward_s=compute / 3.0, backward_s=backward,
+                micro_batches=m, forward_s=forward, backward_s=backward,
                 overlap=cl.overlap)
         dp_time, dp_exposed, dp_sent, dp_inter = dense_dp
         expert_p = ex.max_params
         if expert_p > 0 and ex.edp > 1:
             more = lc.dp_cost(self.cache, zero_stage, (ex.edp, ex.edp_pd), 1,
                               grads=expert_p * g, weights=expert_p * w, micro_batches=m,
-                              forward_s=compute / 3.0, backward_s=backward, overlap=cl.overlap)
+                              forward_s=forward, backward_s=backward, overlap=cl.overlap)
             dp_time, dp_sent = dp_time + more.time_s, dp_sent + more.bytes_sent
             dp_inter += more.inter_bytes
             # Both hide behind the same compute: no more than the overlap share of it.
             cover = backward if zero_stage <= 1 else m * (backward + (
-                compute / 3.0 if zero_stage >= 3 else 0.0))
+                forward if zero_stage >= 3 else 0.0))
             dp_exposed = max(dp_exposed + more.exposed_s, dp_time - cl.overlap * cover)
         return dp_time, dp_exposed, dp_sent, dp_inter
 
     def layout(self, ex: _Experts, recompute: str,  # type: ignore[override]
                zero_stage: int, shard: int) -> Layout:
-        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        m, cl, tp = self.m, self.cluster, self.tp_layer[recompute]
         cp_total, cp_exposed, cp_bytes = self.cp_layer
         i, slot, recompute_mb = self._slot(ex, recompute)
         rb, compute = self.blocks[i], self.compute[i]
@@ -189,22 +209,24 @@ class _MoeBase(LayoutBase):
         dp_time, dp_exposed, dp_sent, dp_inter = self._dp(ex, recompute, zero_stage, shard)
         memory = self._memory(ex, recompute, zero_stage, shard)
         blocks, routed, a2a = rb.blocks, rb.routed_blocks, ex.a2a
-        tp_bytes = m * blocks * ops * self.tp_op[1]
+        tp_bytes = m * blocks * tp.bytes_sent
+        optimizer = self._optimizer(ex, zero_stage, shard)
         cp_sent, pp_bytes = m * blocks * cp_bytes, m * self.pp_mb_bytes
-        inter = (tp_bytes * self.tp_op[2] + cp_sent * self.cp_inter + pp_bytes * self.pp_inter
+        inter = (tp_bytes * tp.inter_share + cp_sent * self.cp_inter + pp_bytes * self.pp_inter
                  + dp_inter + m * routed * a2a.inter_bytes)
         return Layout(
             dims=ex.dims, micro_batch=self.b, recompute=recompute, zero_stage=zero_stage,
             shard_group=shard, schedule=self.schedule, chunks=self.chunks, micro_batches=m,
             memory=memory, fits=memory.total <= cl.memory_bytes, bubble_fraction=self.bubble,
             compute_s=m * compute, recompute_s=m * recompute_mb,
-            bubble_s=self.bubble * m * slot, tp_s=m * blocks * ops * self.tp_op[0],
+            bubble_s=self.bubble * m * slot, tp_s=m * blocks * tp.exposed_s,
             cp_s=m * blocks * cp_total, cp_exposed_s=m * blocks * cp_exposed,
             pp_s=m * self.pp_mb, dp_s=dp_time, dp_exposed_s=dp_exposed,
             tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp_sent,
             inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
             pp_inter=self.pp_inter, dp_inter=self.dp_inter or ex.edp_pd < ex.edp,
-            step_s=self.moe_step_floor(ex, recompute) + dp_exposed,
+            optimizer_s=optimizer,
+            step_s=self.moe_step_floor(ex, recompute) + dp_exposed + optimizer,
             ep_s=m * routed * a2a.time_s, ep_exposed_s=m * routed * ex.exposed,
             ep_bytes=m * routed * (a2a.intra_bytes + a2a.inter_bytes),
             ep_inter_bytes=m * routed * a2a.inter_bytes, ep_cover_s=m * routed * self.cover,

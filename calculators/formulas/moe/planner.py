@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 
 from calculators.core.spec import ValidationError
 from calculators.formulas.moe import layers as ml
+from calculators.formulas.moe.block_times import MoeStack
 from calculators.formulas.moe.expert_groups import ExpertComm, ep_sizes
 from calculators.formulas.moe.layout_base import _MoeBase
 from calculators.formulas.planner import layout_cost as lc
-from calculators.formulas.planner.base import links_of
 from calculators.formulas.planner.floors import FLOOR_SLACK
 from calculators.formulas.planner.layout import Layout, Options
 from calculators.formulas.planner.memo import Memo
@@ -72,19 +72,15 @@ class _Setup:
         self.memo = Memo(self.arch, options)
         self.dense_memo = Memo(ml.stand_in(model, seq_len, ffn=model.dense_ffn or None),
                                options)
-        self.cache = lc.CollectiveCache(links_of(cluster))
-        fused = options.attention == "fused"
-        self.kinds = ml.blocks(model, seq_len, lc.CAUSAL_SHARE if fused else 1.0)
-        routed = self.kinds[ml.MOE]
-        self.flops = lc.LayerFlops(routed.flops, routed.attention,
-                                   {r: routed.recompute(r) for r in RECOMPUTE_MODES},
-                                   6.0 * model.vocab * model.hidden)
+        self.cache = lc.CollectiveCache(cluster)
+        self.kinds = ml.blocks(model, seq_len, 1.0, fp8=options.fp8_activations)
+        self.stack = MoeStack(model, self.arch, cluster.machine, options)
 
     def base(self, dims: Dims, micro_batch: int) -> _MoeBase:
         return _MoeBase(self.model, self.comm, self.kinds, self.dense_memo,
                         arch_memo=self.memo, arch=self.arch, cluster=self.cluster,
                         per_param=self.per_param, options=self.options, cache=self.cache,
-                        flops=self.flops, dims=dims, micro_batch=micro_batch,
+                        stack=self.stack, dims=dims, micro_batch=micro_batch,
                         micro_batches=self.global_batch // (dims.dp * micro_batch))
 
 
@@ -204,7 +200,7 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
     evaluated, smallest, fitting = 0, math.inf, 0
     for dims, b, sizes in candidates:
         base = setup.base(dims, b)
-        shardings = state_shardings(base.group, base.group_pd)
+        shardings = state_shardings(base.group, base.group_pd, setup.options.zero_stage)
         previous = math.inf  # step time of the last EP size's fastest choices, if they fit
         for size in sizes:  # smallest first
             ex = base.experts(size)
@@ -213,13 +209,14 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
             if least > cluster.memory_bytes:
                 continue
             fastest = math.inf  # step time of no recomputation and the least sharding
+            modes = setup.options.recompute_modes()
             for zero, shard in shardings:
-                for recompute in RECOMPUTE_MODES:  # more recomputation: slower, smaller
+                for recompute in modes:  # more recomputation: slower, smaller
                     evaluated += 1
                     if not base.fits(ex, recompute, zero, shard):
                         continue
                     fitting += 1
-                    compared = recompute == "none" and (zero, shard) == shardings[0]
+                    compared = recompute == modes[0] and (zero, shard) == shardings[0]
                     step = collected.cost((base, ex, recompute, zero, shard), compared)
                     if compared:
                         fastest = step
@@ -246,7 +243,9 @@ def evaluate(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: 
         raise ValueError(f"{dims.label()} with micro-batch {micro_batch} breaks a layout rule")
     base = setup.base(found[0][0], micro_batch)
     ex = base.experts(dims.ep)
-    layouts = [base.layout(ex, recompute, zero, shard) for recompute in RECOMPUTE_MODES
-               for zero, shard in state_shardings(base.group, base.group_pd)]
+    layouts = [base.layout(ex, recompute, zero, shard)
+               for recompute in setup.options.recompute_modes()
+               for zero, shard in state_shardings(base.group, base.group_pd,
+                                                  setup.options.zero_stage)]
     layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
     return layouts

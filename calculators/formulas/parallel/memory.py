@@ -86,7 +86,8 @@ def layer_shape(arch: Architecture, micro_batch: int) -> act.LayerShape:
 def activation_bytes_per_layer(arch: Architecture, micro_batch: int, tp: int,
                                sequence_parallel: bool, recompute: str, *,
                                attention: str = "materialised", dropout: bool = True,
-                               cp: int = 1) -> float:
+                               cp: int = 1, fp8_inputs: bool = False,
+                               lean_norms: bool = False) -> float:
     """Activation bytes one layer stores for one micro-batch (16-bit activations).
 
     Korthikanti et al. 2022, Sec. 4 and Table 2 (the defaults here): sbh(34 + 5as/h)
@@ -99,7 +100,8 @@ def activation_bytes_per_layer(arch: Architecture, micro_batch: int, tp: int,
     """
     per_layer = act.activation_bytes_per_layer(
         layer_shape(arch, micro_batch), tp=tp, sequence_parallel=sequence_parallel,
-        recompute=recompute, dropout=dropout, flash=attention == "fused")
+        recompute=recompute, dropout=dropout, flash=attention == "fused",
+        fp8_inputs=fp8_inputs, lean_norms=lean_norms)
     return per_layer / cp
 
 
@@ -122,12 +124,14 @@ def embedding_input_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int
     return sb * TOKEN_ID_BYTES + (sb * arch.hidden / tp if dropout else 0.0)
 
 
-@dataclass(frozen=True)
+@dataclass(slots=True)
 class Breakdown:
     """Bytes on one GPU, by kind: model states, the layers' stored activations, the
     embedding and output layers' activations (``outer``), and ``working``: what is
     held only while one layer runs (a layer being recomputed, gathered K and V,
-    gathered weights). ``rank`` is the pipeline rank these bytes are for."""
+    gathered weights). ``rank`` is the pipeline rank these bytes are for. A value, never
+    changed once made; not frozen because the planner's search makes one per layout,
+    tens of thousands, and a frozen dataclass takes several times longer to build."""
 
     weights: float
     gradients: float
@@ -169,6 +173,8 @@ class Strategy:
     micro_batches: int | None = None
     shard_group: int | None = None
     cp_method: str = "ring"
+    fp8_inputs: bool = False
+    lean_norms: bool = False
 
 
 def gathered_weight_bytes(arch: Architecture, tp: int, per_param: StateBytes,
@@ -202,7 +208,8 @@ def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
     if st.recompute == "full":
         held += scale * activation_bytes_per_layer(
             arch, st.micro_batch, st.tp, st.sequence_parallel, "none",
-            attention=st.attention, dropout=st.dropout, cp=st.cp)
+            attention=st.attention, dropout=st.dropout, cp=st.cp, fp8_inputs=st.fp8_inputs,
+            lean_norms=st.lean_norms)
     if st.zero_stage >= 3:
         shard = st.dp if st.shard_group is None else st.shard_group
         held += gathered_weight_bytes(arch, st.tp, per_param, shard)
@@ -280,7 +287,8 @@ def memory_per_gpu(arch: Architecture, strategy: Strategy, per_param: StateBytes
     shard = st.dp if st.shard_group is None else st.shard_group
     per_layer = activation_scale * activation_bytes_per_layer(
         arch, st.micro_batch, st.tp, st.sequence_parallel, st.recompute,
-        attention=st.attention, dropout=st.dropout, cp=st.cp)
+        attention=st.attention, dropout=st.dropout, cp=st.cp, fp8_inputs=st.fp8_inputs,
+            lean_norms=st.lean_norms)
     loads = rank_loads(arch, st, params)
     return peak_breakdown(loads, rank_states(loads, per_param, st.zero_stage, shard),
                           per_layer=per_layer,

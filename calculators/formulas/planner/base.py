@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, NamedTuple
 from calculators.formulas.parallel import memory as mem
 from calculators.formulas.parallel.placement import group_per_domain
 from calculators.formulas.parallel.stages import SplitError
+from calculators.formulas.planner import layer_costs as costs
 from calculators.formulas.planner import layout_cost as lc
 from calculators.formulas.planner.layout import Layout
 from calculators.formulas.planner.sizes import shard_groups
@@ -26,35 +27,27 @@ class Width(NamedTuple):
     """What one (TP, CP, micro-batch) costs per layer and micro-batch, whatever the
     pipeline, data parallelism and choices: the search's floors and its bases share it."""
 
-    per_gpu: float  # seconds of compute per FLOP-per-token of one micro-batch
-    act: float  # bytes of one layer's activation (the TP allreduce's size)
+    stack: costs.StackWidth  # the layer's compute, its TP traffic by mode, the output layer
+    act: float  # bytes of one layer's activation (the TP collectives' size)
     tp_per_domain: int
     cp_per_domain: int
-    tp_op: tuple[float, float, float]  # one TP allreduce: (s, bytes sent, share across nodes)
     cp_layer: tuple[float, float, float]  # one layer's CP: (s, s exposed, bytes sent)
 
 
-def per_gpu_seconds(arch: Architecture, cluster: Cluster, tp: int, cp: int,
-                    micro_batch: int) -> float:
-    """Seconds of compute per FLOP-per-token of one micro-batch on one GPU: its tokens
-    split over CP, their FLOPs over TP, at the achieved rate. The quick floor and
-    ``width_costs`` both use it, so the floor is never above the step time it bounds."""
-    rate = cluster.peak_flops * cluster.compute_efficiency
-    return micro_batch * arch.seq_len / cp / tp / rate
-
-
 def width_costs(arch: Architecture, cluster: Cluster, options: Options, cache: lc.CollectiveCache,
-                flops: lc.LayerFlops, *, dims: Dims, micro_batch: int) -> Width:
+                stack: costs.DenseStack, *, dims: Dims, micro_batch: int) -> Width:
     tp, cp, domain = dims.tp, dims.cp, cluster.gpus_per_node
     tp_pd = group_per_domain(dims, ("tp",), domain)[1]
     cp_pd = group_per_domain(dims, ("cp",), domain)[1]
-    per_gpu = per_gpu_seconds(arch, cluster, tp, cp, micro_batch)
+    costs = stack.width(cache, tp=tp, cp=cp, micro_batch=micro_batch, tp_per_domain=tp_pd)
     act = micro_batch * arch.seq_len / cp * arch.hidden * options.act_bytes
+    times = costs.times
     cp_layer = lc.cp_layer_time(
         arch, cache, method=options.cp_method, tp=tp, cp=cp, per_domain=cp_pd,
         micro_batch=micro_batch, act_bytes=options.act_bytes,
-        attention_s=flops.attention_forward * per_gpu, overlap=cluster.overlap)
-    return Width(per_gpu, act, tp_pd, cp_pd, cache.run("allreduce", act, tp, tp_pd), cp_layer)
+        attention_s=(times.attention_forward_s, times.attention_backward_s),
+        overlap=cluster.overlap)
+    return Width(costs, act, tp_pd, cp_pd, cp_layer)
 
 
 class LayoutBase:
@@ -64,9 +57,8 @@ class LayoutBase:
     a search skips most bases on their step time alone."""
 
     def __init__(self, arch: Architecture, cluster: Cluster, per_param: StateBytes, *,
-                 options: Options, cache: lc.CollectiveCache, flops: lc.LayerFlops,
-                 memo: Memo,
-                 dims: Dims, micro_batch: int, micro_batches: int,
+                 options: Options, cache: lc.CollectiveCache, stack: costs.DenseStack,
+                 memo: Memo, dims: Dims, micro_batch: int, micro_batches: int,
                  width: Width | None = None) -> None:
         self.arch, self.memo = arch, memo
         self.cluster, self.per_param, self.dims = cluster, per_param, dims
@@ -81,29 +73,37 @@ class LayoutBase:
         self.split = split
         domain = cluster.gpus_per_node
         if width is None:
-            width = width_costs(arch, cluster, options, cache, flops, dims=dims,
+            width = width_costs(arch, cluster, options, cache, stack, dims=dims,
                                 micro_batch=micro_batch)
-        per_gpu, act = width.per_gpu, width.act
+        act, costs = width.act, width.stack
+        times = costs.times
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
         pp_pd = group_per_domain(dims, ("pp",), domain)[1]
         self.tp_inter, self.cp_inter = width.tp_per_domain < tp, width.cp_per_domain < cp
         self.dp_inter, self.pp_inter = group_pd < self.group, pp_pd < pp
-        self.rec_layer = {k: v * per_gpu for k, v in flops.recompute.items()}
-        self.tp_op, self.cp_layer = width.tp_op, width.cp_layer
+        self.rec_layer = {k: times.recompute_s(k) for k in lc.ALL_RECOMPUTE_MODES}
+        self.tp_layer, self.cp_layer = costs.tp, width.cp_layer
+        self.forward_layer, self.backward_layer = times.forward_s, times.backward_s
         msg = act / tp
         sends = 2 * self.chunks if pp > 1 else 0
         self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
         self.pp_mb_bytes = sends * msg
         self.bubble = lc.bubble_fraction(self.schedule, pp, micro_batches, self.chunks)
+        layer = times.forward_s + times.backward_s
         self.ranks = [(split.rank_layers(rank),
-                       per_gpu * (split.rank_layers(rank) * flops.layer
-                                  + (flops.output if rank == pp - 1 else 0.0)))
+                       split.rank_layers(rank) * layer
+                       + (costs.output_s if rank == pp - 1 else 0.0))
                       for rank in split.ranks_of_interest]
         self.slowest: dict[str, tuple[int, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
+        # Per (ZeRO stage, shard): the data-parallel collectives and the optimizer step,
+        # the same for every recomputation mode.
+        self._dp_runs: dict[tuple[int, int], tuple[lc.DpRuns, bool]] = {}
+        self._optimizer_cache: dict[tuple[int, int], float] = {}
         self.scale = options.act_bytes / 2.0
         params = max(memo.rank_params(tp, pp, self.chunks))
+        self.params = params
         self.grads, self.weights = params * per_param.gradients, params * per_param.weights
         self.cache = cache
 
@@ -112,10 +112,11 @@ class LayoutBase:
         """What each pipeline rank of interest holds before the choices."""
         dims, opts = self.dims, self.options
         strategy = mem.Strategy(tp=dims.tp, pp=dims.pp, dp=dims.dp, micro_batch=self.b,
-                                sequence_parallel=dims.tp > 1, cp=dims.cp,
+                                sequence_parallel=opts.sp(dims.tp), cp=dims.cp,
                                 attention=opts.attention, dropout=opts.dropout,
                                 schedule=self.schedule, virtual_stages=self.chunks,
-                                micro_batches=self.m, cp_method=opts.cp_method)
+                                micro_batches=self.m, cp_method=opts.cp_method,
+                                fp8_inputs=opts.fp8_activations, lean_norms=opts.lean_norms)
         return mem.rank_loads(self.arch, strategy, split=self.split)
 
     @cached_property
@@ -132,8 +133,8 @@ class LayoutBase:
         micro-batch: its compute, recomputation, TP and exposed CP time, pipeline sends."""
         hit = self.slowest.get(recompute)
         if hit is None:
-            ops = lc.TP_ALLREDUCES_PER_LAYER[recompute]
-            per_layer_s = self.rec_layer[recompute] + ops * self.tp_op[0] + self.cp_layer[1]
+            per_layer_s = (self.rec_layer[recompute] + self.tp_layer[recompute].exposed_s
+                           + self.cp_layer[1])
             layers, compute = max(self.ranks, key=lambda lr: lr[1] + lr[0] * per_layer_s)
             hit = (layers, compute, compute + layers * per_layer_s + self.pp_mb)
             self.slowest[recompute] = hit
@@ -147,15 +148,34 @@ class LayoutBase:
     def dp(self, recompute: str, zero_stage: int, shard: int) -> lc.DpCost:
         """The data-parallel cost of one choice: with the slot, all its step time needs."""
         layers, compute, _ = self._dense_slot(recompute)
-        backward = 2.0 / 3.0 * compute + layers * self.rec_layer[recompute]
-        groups, replicas = shard_groups(shard, self.group, self.group_pd)
-        return lc.dp_cost(self.cache, zero_stage, groups, replicas, grads=self.grads,
-                          weights=self.weights, micro_batches=self.m, forward_s=compute / 3.0,
-                          backward_s=backward, overlap=self.cluster.overlap)
+        hit = self._dp_runs.get((zero_stage, shard))
+        if hit is None:
+            groups, replicas = shard_groups(shard, self.group, self.group_pd)
+            hit = self._dp_runs[(zero_stage, shard)] = (
+                self.cache.dp(zero_stage, groups, replicas, self.grads, self.weights),
+                replicas > 1)
+        hides = self.options.dp_overlap
+        # The slowest rank's compute less its forward is its backward (with the output
+        # layer's, on the last rank), plus what recomputation adds.
+        forward = layers * self.forward_layer if hides else 0.0
+        backward = (compute - layers * self.forward_layer
+                    + layers * self.rec_layer[recompute]) if hides else 0.0
+        return lc.dp_from_runs(hit[0], zero_stage, hit[1], micro_batches=self.m,
+                               forward_s=forward, backward_s=backward,
+                               overlap=self.cluster.overlap)
 
-    def step_s(self, recompute: str, dp: lc.DpCost) -> float:
+    def optimizer_s(self, zero_stage: int, shard: int) -> float:
+        """The optimizer step on the fullest rank's shard of the parameters."""
+        hit = self._optimizer_cache.get((zero_stage, shard))
+        if hit is None:
+            hit = self._optimizer_cache[(zero_stage, shard)] = lc.optimizer_time_s(
+                self.params / (shard if zero_stage >= 1 else 1), self.per_param,
+                self.cluster.machine)
+        return hit
+
+    def step_s(self, recompute: str, dp: lc.DpCost, optimizer_s: float) -> float:
         """One choice's step time, as its Layout has it."""
-        return self.step_floor(recompute) + dp.exposed_s
+        return self.step_floor(recompute) + dp.exposed_s + optimizer_s
 
     def _memory_parts(self, recompute: str, zero_stage: int, shard: int) -> tuple[
             tuple[tuple[float, float, float], ...], float, float]:
@@ -183,7 +203,7 @@ class LayoutBase:
 
     def layout(self, recompute: str, zero_stage: int, shard: int, *,
                dp: lc.DpCost | None = None, memory: mem.Breakdown | None = None) -> Layout:
-        m, cl, ops = self.m, self.cluster, lc.TP_ALLREDUCES_PER_LAYER[recompute]
+        m, cl, tp = self.m, self.cluster, self.tp_layer[recompute]
         cp_total, cp_exposed, cp_bytes = self.cp_layer
         layers, compute, slot = self._dense_slot(recompute)
         recompute_mb = layers * self.rec_layer[recompute]
@@ -191,25 +211,22 @@ class LayoutBase:
             dp = self.dp(recompute, zero_stage, shard)
         if memory is None:
             memory = self.memory(recompute, zero_stage, shard)
-        tp_bytes = m * layers * ops * self.tp_op[1]
+        optimizer = self.optimizer_s(zero_stage, shard)
+        tp_bytes = m * layers * tp.bytes_sent
         cp_sent = m * layers * cp_bytes
         pp_bytes = m * self.pp_mb_bytes
-        inter = (tp_bytes * self.tp_op[2] + cp_sent * self.cp_inter
+        inter = (tp_bytes * tp.inter_share + cp_sent * self.cp_inter
                  + pp_bytes * self.pp_inter + dp.inter_bytes)
         return Layout(
             dims=self.dims, micro_batch=self.b, recompute=recompute, zero_stage=zero_stage,
             shard_group=shard, schedule=self.schedule, chunks=self.chunks, micro_batches=m,
             memory=memory, fits=memory.total <= cl.memory_bytes, bubble_fraction=self.bubble,
             compute_s=m * compute, recompute_s=m * recompute_mb,
-            bubble_s=self.bubble * m * slot, tp_s=m * layers * ops * self.tp_op[0],
+            bubble_s=self.bubble * m * slot, tp_s=m * layers * tp.exposed_s,
             cp_s=m * layers * cp_total, cp_exposed_s=m * layers * cp_exposed,
             pp_s=m * self.pp_mb, dp_s=dp.time_s, dp_exposed_s=dp.exposed_s,
+            optimizer_s=optimizer,
             tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp.bytes_sent,
             inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
             pp_inter=self.pp_inter, dp_inter=self.dp_inter,
-            step_s=self.step_s(recompute, dp))
-
-
-def links_of(cluster: Cluster) -> lc.Links:
-    return lc.Links(cluster.gpus_per_node, cluster.intra_bandwidth, cluster.inter_bandwidth,
-                    cluster.latency)
+            step_s=self.step_s(recompute, dp, optimizer))

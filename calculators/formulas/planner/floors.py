@@ -9,9 +9,10 @@ from typing import TYPE_CHECKING
 
 from calculators.formulas.model.model_states import model_state_bytes
 from calculators.formulas.parallel.placement import Dims, members_per_domain
+from calculators.formulas.planner import layer_costs as costs
 from calculators.formulas.planner import layout_cost as lc
-from calculators.formulas.planner.base import Width, per_gpu_seconds, width_costs
-from calculators.formulas.planner.sizes import RECOMPUTE_MODES, shard_groups, state_shardings
+from calculators.formulas.planner.base import Width, width_costs
+from calculators.formulas.planner.sizes import shard_groups, state_shardings
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
@@ -37,37 +38,38 @@ class Floors:
     PP, the bubble by PP and micro-batches, the sends by their size and placement."""
 
     def __init__(self, arch: Architecture, cluster: Cluster, opts: Options, *,
-                 cache: lc.CollectiveCache, flops: lc.LayerFlops, memo: Memo) -> None:
-        self.arch, self.cluster, self.opts, self.cache, self.flops, self.memo = (
-            arch, cluster, opts, cache, flops, memo)
+                 cache: lc.CollectiveCache, stack: costs.DenseStack, memo: Memo) -> None:
+        self.arch, self.cluster, self.opts, self.cache, self.stack, self.memo = (
+            arch, cluster, opts, cache, stack, memo)
         self._widths: dict[tuple[int, int, int], Width] = {}
         self._per_layer: dict[tuple[int, int, int], tuple[float, float, float]] = {}
         self._ranks: dict[int, tuple[int, int, int]] = {}
         self._bubble: dict[tuple[int, int], float] = {}
         self._sends: dict[tuple[float, bool], float] = {}
-        self._fewest = min(lc.TP_ALLREDUCES_PER_LAYER.values())
         self._dp_terms: dict[tuple[int, int, int, float, float, float],
-                             tuple[tuple[float, float], ...]] = {}
+                             tuple[tuple[float, float, float], ...]] = {}
 
     def width(self, tp: int, cp: int, micro_batch: int) -> Width:
         key = (tp, cp, micro_batch)
         hit = self._widths.get(key)
         if hit is None:
             hit = self._widths[key] = width_costs(self.arch, self.cluster, self.opts, self.cache,
-                                                  self.flops, dims=Dims(tp=tp, cp=cp),
+                                                  self.stack, dims=Dims(tp=tp, cp=cp),
                                                   micro_batch=micro_batch)
         return hit
 
     def _layer(self, tp: int, cp: int, micro_batch: int) -> tuple[float, float, float]:
-        """Per micro-batch: one layer's compute with its fewest TP allreduces and its
-        exposed CP time; the output layer's compute; one pipeline send's bytes."""
+        """Per micro-batch: one layer's compute with its least TP traffic (no
+        recomputation repeats it) and its exposed CP time; the output layer's compute;
+        one pipeline send's bytes."""
         key = (tp, cp, micro_batch)
         hit = self._per_layer.get(key)
         if hit is None:
-            w, flops = self.width(tp, cp, micro_batch), self.flops
+            w = self.width(tp, cp, micro_batch)
+            times, least_tp = w.stack.times, min(t.exposed_s for t in w.stack.tp.values())
             hit = self._per_layer[key] = (
-                w.per_gpu * flops.layer + self._fewest * w.tp_op[0] + w.cp_layer[1],
-                w.per_gpu * flops.output, w.act / tp)
+                times.forward_s + times.backward_s + least_tp + w.cp_layer[1],
+                w.stack.output_s, w.act / tp)
         return hit
 
     def _pipeline(self, pp: int) -> tuple[int, int, int]:
@@ -85,11 +87,12 @@ class Floors:
         return hit
 
     def _sharding_times(self, tp: int, pp: int, group: int,
-                        per_param: StateBytes) -> tuple[tuple[float, float], ...]:
+                        per_param: StateBytes) -> tuple[tuple[float, float, float], ...]:
         """The data-parallel time of each sharding whose model states alone fit on every
-        pipeline rank, as (a, b): a + b m for m micro-batches per step (formulas.
-        layout_cost.dp_from_runs: every term is constant or proportional to m). A
-        sharding that does not fit this way fits with no recomputation mode."""
+        pipeline rank, as (a, b, c): a + b m for m micro-batches per step (formulas.
+        layout_cost.dp_from_runs: every term is constant or proportional to m), and c
+        its optimizer step. A sharding that does not fit this way fits with no
+        recomputation mode."""
         # The state bytes by value: hashing the record itself costs more than the lookup.
         key = (tp, pp, group, per_param.weights, per_param.gradients, per_param.optimizer)
         hit = self._dp_terms.get(key)
@@ -101,7 +104,7 @@ class Floors:
             # The CP x DP group's members are TP ranks apart (placement).
             per_domain = members_per_domain(tp, group, self.cluster.gpus_per_node)
             terms = []
-            for zero, shard in state_shardings(group, per_domain):
+            for zero, shard in state_shardings(group, per_domain, self.opts.zero_stage):
                 if any(w + g + o > capacity for w, g, o in (
                         model_state_bytes(p, per_param, zero, shard) for p in params)):
                     continue
@@ -109,7 +112,9 @@ class Floors:
                 runs = self.cache.dp(zero, groups, replicas, grads, weights)
                 at = [lc.dp_from_runs(runs, zero, replicas > 1, micro_batches=m, forward_s=0.0,
                                       backward_s=0.0, overlap=0.0).time_s for m in (0, 1)]
-                terms.append((at[0], at[1] - at[0]))
+                local = most / (shard if zero >= 1 else 1)
+                terms.append((at[0], at[1] - at[0],
+                              lc.optimizer_time_s(local, per_param, self.cluster.machine)))
             hit = self._dp_terms[key] = tuple(terms)
         return hit
 
@@ -128,21 +133,22 @@ class Floors:
         the slowest rank's compute and the bubble. And how many layouts ``search`` would
         cost for all of them: each recomputation mode with each sharding of the CP x DP
         group."""
-        domain, arch, flops = self.cluster.gpus_per_node, self.arch, self.flops
-        modes = len(RECOMPUTE_MODES)
+        domain = self.cluster.gpus_per_node
+        modes = len(self.opts.recompute_modes())
         out: list[tuple[float, int, bool]] = []
         considered = 0
         for i, (t, c, p, d, b) in enumerate(sizes):
             # The CP x DP group's members are TP ranks apart (placement).
             group = c * d
-            considered += modes * len(state_shardings(group, members_per_domain(t, group, domain)))
+            considered += modes * len(state_shardings(
+                group, members_per_domain(t, group, domain), self.opts.zero_stage))
             if skip_one and b == 1:
                 continue
             m = global_batch // (d * b)
-            per_gpu = per_gpu_seconds(arch, self.cluster, t, c, b)
-            layer = per_gpu * flops.layer
+            times, output = self.stack.compute(t, c, b)
+            layer = times.forward_s + times.backward_s
             before_last, last, _ = self._pipeline(p)
-            slot = max(before_last * layer, last * layer + per_gpu * flops.output)
+            slot = max(before_last * layer, last * layer + output)
             out.append((m * slot * (1.0 + self._bubble_of(p, m)), i, False))
         return out, considered
 
@@ -152,7 +158,8 @@ class Floors:
         allreduces, the exposed CP time and the pipeline sends, plus the least exposed
         data-parallel time of a sharding whose model states fit: at least the share
         ``1 - overlap`` of its time, since what hides is never more than the traffic
-        (layout_cost.dp_cost). Infinite when no sharding's states fit."""
+        (layout_cost.dp_cost), with its optimizer step. Infinite when no sharding's
+        states fit."""
         tp, cp, pp, dp, micro_batch = sizes
         times = self._sharding_times(tp, pp, cp * dp, per_param)
         if not times:
@@ -168,5 +175,5 @@ class Floors:
                 one = self._sends[(message, crosses)] = self.cache.p2p(message, crosses)
             slot += sends * one
         hidden = min(1.0, max(0.0, self.cluster.overlap))
-        exposed = (1.0 - hidden) * min(a + micro_batches * b for a, b in times)
+        exposed = min((1.0 - hidden) * (a + micro_batches * b) + c for a, b, c in times)
         return micro_batches * slot * (1.0 + self._bubble_of(pp, micro_batches)) + exposed

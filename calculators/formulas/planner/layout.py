@@ -11,6 +11,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from calculators.formulas.collectives.achieved import Fabric
+    from calculators.formulas.kernels.dense_layer import Machine
     from calculators.formulas.parallel.memory import Breakdown
     from calculators.formulas.parallel.placement import Dims
 
@@ -24,24 +26,48 @@ DEFAULT_OVERLAP = 0.8
 
 @dataclass(frozen=True)
 class Cluster:
-    """Machines and the assumptions about them (efficiencies are inputs, not facts).
-    ``gpus_per_node`` is the scale-up (NVLink) domain; ``memory_bytes`` what a layout
-    may use per GPU (the capacity less the reserve)."""
+    """The machines: how fast their kernels run (``machine``: formulas.kernels) and their
+    links carry collectives (``fabric``: formulas.collectives.achieved), both measured;
+    ``gpus_per_node`` is the scale-up (NVLink) domain; ``peak_flops`` the dense peak
+    that MFU divides by; ``latency`` the per-step alpha of the alpha-beta models that
+    context parallelism and expert alltoalls still use; ``memory_bytes`` what a layout
+    may use per GPU (the capacity less the reserve); ``overlap`` the share of hidden
+    traffic that really disappears (1 - the compute slowdown it causes)."""
 
     num_gpus: int
     gpus_per_node: int
     peak_flops: float
-    compute_efficiency: float
-    intra_bandwidth: float  # B/s per GPU per direction, already x efficiency
-    inter_bandwidth: float  # B/s per GPU per direction, already x efficiency
+    machine: Machine
+    fabric: Fabric
     latency: float
     memory_bytes: float
     overlap: float = DEFAULT_OVERLAP
 
+    @property
+    def intra_bandwidth(self) -> float:
+        """B/s per GPU per direction a ring collective reaches inside the domain."""
+        return self.fabric.intra_bandwidth * self.fabric.intra.ring_efficiency
+
+    @property
+    def inter_bandwidth(self) -> float:
+        """B/s per GPU per direction a ring collective reaches through its NIC."""
+        return self.fabric.inter_bandwidth * self.fabric.inter.ring_efficiency
+
+
+#: How tensor-parallel traffic overlaps compute: not at all; in the backward only, each
+#: input gradient reduced (and, with sequence parallelism, each layer input gathered
+#: again) behind a weight- (input-) gradient GEMM, as Megatron-LM has done since 2021
+#: (Korthikanti et al. 2022, Sec. 6.2: "the baseline backward overlaps its all-reduce
+#: with the weight-gradient GEMM"); or everywhere, the forward's gathers and reductions
+#: pipelined with its GEMMs too (Transformer Engine's userbuffers, Megatron-Core's
+#: --tp-comm-overlap).
+TP_OVERLAPS = ("none", "backward", "full")
+
 
 @dataclass(frozen=True)
 class Options:
-    """Choices the search holds fixed (the reader's inputs)."""
+    """Choices the search holds fixed (the reader's inputs). ``recompute`` None lets the
+    search choose the recomputation; a mode fixes it."""
 
     schedule: str = "1f1b"
     virtual_stages: int = 2
@@ -49,10 +75,27 @@ class Options:
     attention: str = "fused"
     dropout: bool = False
     act_bytes: float = 2.0
+    sequence_parallel: bool = True
+    tp_overlap: str = "backward"
+    dp_overlap: bool = True
+    recompute: str | None = None
+    fp8_activations: bool = False
+    lean_norms: bool = False
+    zero_stage: int | None = None  # None: search the shardings
 
     def chunks(self, pp: int) -> int:
         """Model chunks per pipeline rank: v for the interleaved schedule, else 1."""
         return self.virtual_stages if self.schedule == "interleaved" and pp > 1 else 1
+
+    def sp(self, tp: int) -> bool:
+        """Whether sequence parallelism runs at this TP size."""
+        return self.sequence_parallel and tp > 1
+
+    def recompute_modes(self) -> tuple[str, ...]:
+        """The recomputation modes the search tries: every one, or the one fixed."""
+        if self.recompute is None:
+            return ("none", "selective", "full")
+        return (self.recompute,)
 
 
 @dataclass(slots=True)
@@ -84,6 +127,7 @@ class Layout:
     pp_s: float
     dp_s: float
     dp_exposed_s: float
+    optimizer_s: float
     tp_bytes: float
     cp_bytes: float
     pp_bytes: float
@@ -148,7 +192,7 @@ class Layout:
         parts = [("compute", self.compute_s), ("recompute", self.recompute_s),
                  ("bubble", self.bubble_s), ("TP comm", self.tp_s),
                  ("CP comm (exposed)", self.cp_exposed_s), ("PP comm", self.pp_s),
-                 ("DP comm (exposed)", self.dp_exposed_s)]
+                 ("DP comm (exposed) + optimizer", self.dp_exposed_s + self.optimizer_s)]
         if self.moe:
             parts.append(("EP alltoall (exposed)", self.ep_exposed_s))
         return parts

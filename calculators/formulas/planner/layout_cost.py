@@ -2,13 +2,18 @@
 the bubble, and how much of the traffic hides behind compute.
 
 Per micro-batch, the slowest pipeline rank sets the pace (the stage with the most
-layers, or the last one with the output layer). Its slot is its compute, its
-recomputation, its tensor-parallel collectives (exposed, as in Megatron-LM at the time
-of Narayanan et al. 2021), the part of its context-parallel traffic that does not hide
-behind attention, and its pipeline sends. The step is m slots plus the schedule's
-bubble (formulas.parallel.schedules), plus the data-parallel traffic that does not hide behind
-the backward pass. Hiding is an efficiency ``overlap`` between 0 and 1: the share of the
-communication that fits under the compute it could hide behind and actually disappears.
+layers, or the last one with the output layer). Its slot is its compute, priced
+operation by operation (formulas.kernels.dense_layer), its recomputation, the part of
+its tensor-parallel collectives that does not hide behind its GEMMs (``TP_OVERLAPS``),
+the part of its context-parallel traffic that does not hide behind attention, and its
+pipeline sends. The step is m slots plus the schedule's bubble
+(formulas.parallel.schedules), plus the data-parallel traffic that does not hide behind
+the backward pass, plus the optimizer step. Collectives take what NCCL measures on the
+links (formulas.collectives.achieved).
+
+Hiding costs something: a collective's kernels take multiprocessors and HBM bandwidth
+from the compute they overlap. ``overlap`` is the share of hidden traffic that really
+disappears; the rest comes back as slower compute (``exposed``).
 """
 
 from __future__ import annotations
@@ -16,34 +21,28 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
+from calculators.formulas.collectives import achieved
 from calculators.formulas.collectives import costs as comm
-from calculators.formulas.model.architecture import matmul_params_per_layer
-from calculators.formulas.model.flops import recompute_flops_per_token
+from calculators.formulas.kernels.memory_bound import memory_time_s, optimizer_step_bytes
 from calculators.formulas.parallel import context_parallel as cpar
 from calculators.formulas.parallel.schedules import schedule_cost
 
 if TYPE_CHECKING:
     from calculators.formulas.collectives.costs import Collective
+    from calculators.formulas.kernels.dense_layer import Machine
     from calculators.formulas.model.architecture import Architecture
+    from calculators.formulas.parallel.memory import StateBytes
+    from calculators.formulas.planner.layout import Cluster
 
+#: What the search tries; "light" (formulas.model.activations) only when asked for.
 RECOMPUTE_MODES = ("none", "selective", "full")
-#: Megatron's tensor parallelism: two allreduces per layer forward (after attention,
-#: after the MLP) and two backward (Shoeybi et al. 2019, Sec. 3, Fig. 4); full
-#: recomputation repeats the forward pair. With sequence parallelism each allreduce
-#: becomes a reduce-scatter + allgather of the same total bytes (Korthikanti et al.
-#: 2022, Sec. 4.2.2), so the cost is the same.
-TP_ALLREDUCES_PER_LAYER = {"none": 4, "selective": 4, "full": 6}
-#: A fused causal attention kernel skips the blocks above the diagonal, about half of
-#: QK^T and of the product with V for long sequences (Dao 2023, FlashAttention-2, Sec.
-#: 3.1.1). Time is charged for what runs; model FLOPs (MFU) still count the whole s^2
-#: term, as PaLM's 12 L H Q T and Megatron's s/(6h) do. Materialised attention computes
-#: the full matrix and masks it.
-CAUSAL_SHARE = 0.5
+ALL_RECOMPUTE_MODES = (*RECOMPUTE_MODES, "light")
 
 
 @dataclass(frozen=True)
 class Links:
-    """Bandwidths (B/s per GPU per direction, efficiency applied), latency, domain."""
+    """Ring bandwidths (B/s per GPU per direction, measured plateau), alpha, domain: what
+    the alpha-beta model of context parallelism reads."""
 
     domain: int
     intra: float
@@ -54,10 +53,14 @@ class Links:
 class CollectiveCache:
     """Collective costs of one search, memoised: the same few sizes recur thousands of
     times. Values: (seconds, bytes each GPU sends, share of those bytes that leave the
-    scale-up domain)."""
+    scale-up domain). Seconds are what NCCL reaches on the links
+    (formulas.collectives.achieved); bytes are the algorithm's (formulas.collectives.
+    costs, a ring inside the domain and one across)."""
 
-    def __init__(self, links: Links) -> None:
-        self.links = links
+    def __init__(self, cluster: Cluster) -> None:
+        self.cluster = cluster
+        self.links = Links(cluster.gpus_per_node, cluster.intra_bandwidth,
+                           cluster.inter_bandwidth, cluster.latency)
         self._seen: dict[tuple[str, float, int, int], tuple[float, float, float]] = {}
         self._dp: dict[tuple[int, tuple[int, int], int, float, float], DpRuns] = {}
 
@@ -68,15 +71,15 @@ class CollectiveCache:
         key = (kind, size, ranks, per_domain)
         hit = self._seen.get(key)
         if hit is None:
-            lk = self.links
-            cost = comm.hierarchical_cost(kind, size, ranks, max(1, per_domain), lk.intra,
-                                          lk.inter, lk.latency)
+            lk, pd = self.links, max(1, per_domain)
+            cost = comm.hierarchical_cost(kind, size, ranks, pd, lk.intra, lk.inter, 0.0)
             inside = comm.hierarchical_cost(kind, size, per_domain, per_domain, lk.intra,
-                                            lk.inter, lk.latency) if per_domain > 1 else None
+                                            lk.inter, 0.0) if per_domain > 1 else None
             sent = cost.bytes_sent_per_rank
             local = inside.bytes_sent_per_rank if inside is not None else 0.0
             share = 0.0 if per_domain >= ranks else (sent - local) / sent if sent else 0.0
-            hit = (cost.time_s, sent, share)
+            time = achieved.collective_time_s(kind, size, ranks, pd, self.cluster.fabric)
+            hit = (time, sent, share)
             self._seen[key] = hit
         return hit
 
@@ -92,48 +95,19 @@ class CollectiveCache:
         return hit
 
     def p2p(self, size: float, crosses: bool) -> float:
-        """A send between neighbouring stages: a + n/B (a two-rank broadcast)."""
-        lk = self.links
-        bandwidth = lk.inter if crosses else lk.intra
-        return comm.flat_cost("broadcast", "ring", size, 2, bandwidth, lk.latency).time_s
-
-
-@dataclass(frozen=True)
-class LayerFlops:
-    """FLOPs one layer runs per token, forward + backward, and what recomputation adds
-    (counted as run: fused causal attention at ``CAUSAL_SHARE``)."""
-
-    layer: float
-    attention_forward: float
-    recompute: dict[str, float]
-    output: float
-
-
-def layer_flops(arch: Architecture, attention: str) -> LayerFlops:
-    """6 x matrix weights + 12 s (heads x head_dim) per token per layer (Korthikanti et al.
-    2022, Sec. 6, divided by layers and tokens); the output layer 6 V h (its logits);
-    full recomputation one more forward, selective the attention-score term again
-    (formulas.model.flops.recompute_flops_per_token)."""
-    share = CAUSAL_SHARE if attention == "fused" else 1.0
-    matmul = 2.0 * matmul_params_per_layer(arch)
-    attn_fwd = 4.0 * arch.seq_len * arch.attention_width * share
-    return LayerFlops(
-        layer=3.0 * (matmul + attn_fwd), attention_forward=attn_fwd,
-        recompute={"none": 0.0, "full": matmul + attn_fwd,
-                   "selective": recompute_flops_per_token(arch, "selective") / arch.layers
-                   * share},
-        output=6.0 * arch.vocab * arch.hidden)
+        """A send between neighbouring pipeline stages (NCCL send/recv)."""
+        return achieved.send_time_s(size, crosses, self.cluster.fabric)
 
 
 def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
                   tp: int, cp: int, per_domain: int, micro_batch: int, act_bytes: float,
-                  attention_s: float, overlap: float) -> tuple[float, float, float]:
+                  attention_s: tuple[float, float], overlap: float) -> tuple[float, float, float]:
     """(time, exposed time, bytes sent) of one layer's context-parallel traffic for one
     micro-batch: each of the ring's sends hides behind the attention of the one block
     computed meanwhile (Liu et al. 2023, Sec. 3; context_parallel.ring_exposed_time_s)
     at the overlap efficiency; the all-gather (Llama 3) and Ulysses' all-to-alls are on
-    the critical path. ``attention_s`` is the layer's forward attention time on this
-    GPU; the backward's is twice that."""
+    the critical path. ``attention_s`` is the layer's (forward, backward) attention time
+    on this GPU."""
     if cp <= 1:
         return 0.0, 0.0, 0.0
     dims = cpar.AttentionDims(arch.seq_len, micro_batch, arch.heads // tp,
@@ -144,9 +118,9 @@ def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
     total = layer.forward_s + layer.backward_s
     if not layer.overlappable:
         return total, total, layer.bytes_sent
-    exposed = (cpar.ring_exposed_time_s(layer.forward_s, cp, attention_s, overlap)
-               + cpar.ring_exposed_time_s(layer.backward_s, cp, 2.0 * attention_s, overlap))
-    return total, exposed, layer.bytes_sent
+    exposed_s = (cpar.ring_exposed_time_s(layer.forward_s, cp, attention_s[0], overlap)
+                 + cpar.ring_exposed_time_s(layer.backward_s, cp, attention_s[1], overlap))
+    return total, exposed_s, layer.bytes_sent
 
 
 def bubble_fraction(schedule: str, stages: int, micro_batches: int, chunks: int) -> float:
@@ -202,7 +176,8 @@ def dp_cost(cache: CollectiveCache, zero_stage: int, shard: tuple[int, int],
     every micro-batch's gradients as they are produced and stage 3 gathers the weights
     for every forward and every backward (DeepSpeed's behaviour; FSDP's too when it
     reshards). Hidden: at most ``overlap`` of what fits under one micro-batch's backward
-    (bucketed reduction, Li et al. 2020, Sec. 3.2.3) or forward (prefetched gathers).
+    (bucketed reduction, Li et al. 2020, Sec. 3.2.3) or forward (prefetched gathers;
+    ZeRO-1's gather of the updated weights behind the next step's first forward).
     """
     runs = cache.dp(zero_stage, shard, replicas, grads, weights)
     return dp_from_runs(runs, zero_stage, replicas > 1, micro_batches=micro_batches,
@@ -220,12 +195,17 @@ def dp_from_runs(runs: DpRuns, zero_stage: int, hybrid: bool, *, micro_batches: 
         inter *= sent
         hideable = min(time, backward_s)
     elif zero_stage == 1:
+        # The reduce-scatter behind the last micro-batch's backward, the gather of the
+        # updated weights behind the next step's first forward (Megatron-Core's
+        # distributed optimizer, --overlap-grad-reduce and --overlap-param-gather).
         time, sent, inter = rs_s + ag_s, rs_b + ag_b, rs_b * rs_x + ag_b * ag_x
-        hideable = min(time, backward_s)
+        hideable = min(rs_s, backward_s) + min(ag_s, forward_s)
     elif zero_stage == 2:
+        # Each micro-batch's reduce-scatter runs while the pipeline computes the next
+        # (its forward and backward), not only behind its own backward.
         time, sent = m * rs_s + ag_s, m * rs_b + ag_b
         inter = m * rs_b * rs_x + ag_b * ag_x
-        hideable = m * min(rs_s, backward_s)
+        hideable = m * min(rs_s, forward_s + backward_s)
     else:
         time, sent = m * (2.0 * ag_s + rs_s), m * (2.0 * ag_b + rs_b)
         inter = m * (2.0 * ag_b * ag_x + rs_b * rs_x)
@@ -235,3 +215,17 @@ def dp_from_runs(runs: DpRuns, zero_stage: int, hybrid: bool, *, micro_batches: 
         time, sent, inter = time + ar_s, sent + ar_b, inter + ar_b
         hideable += min(ar_s, backward_s)
     return DpCost(time, time - overlap * hideable, sent, inter)
+
+
+#: Kernels of one optimizer step: the gradient norm, the multi-tensor update, the copy of
+#: the weights to 16 bits and the zeroing of the gradients.
+OPTIMIZER_KERNELS = 4
+
+
+def optimizer_time_s(params: float, per_param: StateBytes, machine: Machine) -> float:
+    """The optimizer step over ``params`` local parameters: memory-bound
+    (formulas.kernels.memory_bound.optimizer_step_bytes)."""
+    moved = optimizer_step_bytes(params, per_param.weights, per_param.gradients,
+                                 per_param.optimizer, loss_scaling=machine.loss_scaling)
+    return memory_time_s(moved, machine.memory_bandwidth, OPTIMIZER_KERNELS,
+                         machine.kernel_overhead_s)

@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 
 from calculators.formulas.parallel import memory as mem
 from calculators.formulas.parallel.stages import SplitError, split_layers
-from calculators.formulas.planner.layout_cost import RECOMPUTE_MODES
+from calculators.formulas.planner.layout_cost import ALL_RECOMPUTE_MODES
 
 if TYPE_CHECKING:
     from calculators.formulas.model.architecture import Architecture
@@ -63,7 +63,9 @@ class Memo:
         if hit is None:
             opts = self.options
             hit = {r: opts.act_bytes / 2.0 * mem.activation_bytes_per_layer(
-                self.arch, micro_batch, tp, tp > 1, r, attention=opts.attention,
-                dropout=opts.dropout, cp=cp) for r in RECOMPUTE_MODES}
+                self.arch, micro_batch, tp, opts.sp(tp), r, attention=opts.attention,
+                dropout=opts.dropout, cp=cp, fp8_inputs=opts.fp8_activations,
+                lean_norms=opts.lean_norms)
+                for r in ALL_RECOMPUTE_MODES}
             self._per_layer[key] = hit
         return hit

@@ -74,6 +74,11 @@ def preferred(layouts: Iterable[Layout], tolerance: float = RANK_TOLERANCE) -> l
     return near + fitting[len(near):]
 
 
+#: A recomputation mode as the notes say it.
+RECOMPUTE_WORDS = {"none": "no recomputation", "selective": "selective recomputation",
+                   "light": "light recomputation", "full": "full recomputation"}
+
+
 def simplicity_in_words(lay: Layout) -> str:
     """What the simplicity key counts, in words (both planners' notes)."""
     dims = dimensions_in_use(lay.dims)

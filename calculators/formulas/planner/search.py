@@ -21,14 +21,14 @@ from functools import lru_cache
 from typing import TYPE_CHECKING, NamedTuple
 
 from calculators.formulas.parallel.placement import Dims, group_per_domain
+from calculators.formulas.planner import layer_costs as costs
 from calculators.formulas.planner import layout_cost as lc
-from calculators.formulas.planner.base import LayoutBase, links_of
+from calculators.formulas.planner.base import LayoutBase
 from calculators.formulas.planner.floors import FLOOR_SLACK, Floors
 from calculators.formulas.planner.layout import Options
 from calculators.formulas.planner.memo import Memo
 from calculators.formulas.planner.sizes import (
     MICRO_BATCHES,
-    RECOMPUTE_MODES,
     allowed_sizes,
     refuse_too_many,
     searchable,
@@ -53,9 +53,9 @@ def evaluate(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     opts = options_with(options, act_bytes)
     dims = Dims(tp=tp, cp=cp, dp=dp, pp=pp)
     m = global_batch // (dp * micro_batch)
-    cache = lc.CollectiveCache(links_of(cluster))
+    cache = lc.CollectiveCache(cluster)
     base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, memo=Memo(arch, opts),
-                      flops=lc.layer_flops(arch, opts.attention), dims=dims,
+                      stack=costs.DenseStack(arch, cluster.machine, opts), dims=dims,
                       micro_batch=micro_batch, micro_batches=m)
     return base.layout(recompute, zero_stage, base.group_pd if hybrid else base.group)
 
@@ -64,8 +64,7 @@ def options_with(options: Options | None, act_bytes: float | None) -> Options:
     opts = options or Options()
     if act_bytes is None:
         return opts
-    return Options(opts.schedule, opts.virtual_stages, opts.cp_method, opts.attention,
-                   opts.dropout, act_bytes)
+    return replace(opts, act_bytes=act_bytes)
 
 
 def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
@@ -78,15 +77,15 @@ def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
     memo = Memo(arch, opts)
     candidates = searchable(arch, cluster.num_gpus, global_batch, memo, fixed)
-    cache = lc.CollectiveCache(links_of(cluster))
-    flops = lc.layer_flops(arch, opts.attention)
+    cache = lc.CollectiveCache(cluster)
+    stack = costs.DenseStack(arch, cluster.machine, opts)
     layouts: list[Layout] = []
     for dims, b in candidates:
-        base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, flops=flops,
+        base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, stack=stack,
                           memo=memo, dims=dims, micro_batch=b,
                           micro_batches=global_batch // (dims.dp * b))
-        shardings = state_shardings(base.group, base.group_pd)
-        for recompute in RECOMPUTE_MODES:
+        shardings = state_shardings(base.group, base.group_pd, opts.zero_stage)
+        for recompute in opts.recompute_modes():
             for zero, shard in shardings:
                 layouts.append(base.layout(recompute, zero, shard))
     layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
@@ -118,9 +117,9 @@ class Space:
 
     def __init__(self, arch: Architecture, cluster: Cluster, opts: Options) -> None:
         self.memo = Memo(arch, opts)
-        self.cache = lc.CollectiveCache(links_of(cluster))
-        self.flops = lc.layer_flops(arch, opts.attention)
-        self.floors = Floors(arch, cluster, opts, cache=self.cache, flops=self.flops,
+        self.cache = lc.CollectiveCache(cluster)
+        self.stack = costs.DenseStack(arch, cluster.machine, opts)
+        self.floors = Floors(arch, cluster, opts, cache=self.cache, stack=self.stack,
                              memo=self.memo)
         self._sizes: dict[tuple[int, int], list[Sizes]] = {}
 
@@ -149,12 +148,13 @@ def shared_space(arch: Architecture, machine: Cluster, opts: Options) -> Space:
     return Space(arch, machine, opts)
 
 
-def enumeration_order(lay: Layout, domain: int) -> tuple[int, ...]:
+def enumeration_order(lay: Layout, domain: int, zero: int | None = None) -> tuple[int, ...]:
     """Where ``search`` enumerates a layout: by TP, CP, PP (DP follows), micro-batch,
     recomputation, sharding, which is how its sort breaks ties."""
     dims = lay.dims
-    shardings = state_shardings(*group_per_domain(dims, ("cp", "dp"), domain))
-    return (dims.tp, dims.cp, dims.pp, lay.micro_batch, RECOMPUTE_MODES.index(lay.recompute),
+    shardings = state_shardings(*group_per_domain(dims, ("cp", "dp"), domain), zero)
+    return (dims.tp, dims.cp, dims.pp, lay.micro_batch,
+            lc.ALL_RECOMPUTE_MODES.index(lay.recompute),
             shardings.index((lay.zero_stage, lay.shard_group)))
 
 
@@ -193,7 +193,7 @@ def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
                          "of every micro-batch")
     opts = options_with(options, act_bytes)
     space = shared_space(arch, replace(cluster, num_gpus=0), opts)
-    memo, cache, flops, bounds = space.memo, space.cache, space.flops, space.floors
+    memo, cache, stack, bounds = space.memo, space.cache, space.stack, space.floors
     sizes = space.sizes(cluster.num_gpus, global_batch, micro_batch)
     refuse_too_many(cluster.num_gpus, sizes)
     domain = cluster.gpus_per_node
@@ -218,17 +218,17 @@ def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
                                   i, True))
             continue
         t, c, p, d, b = sizes[i]
-        base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, flops=flops,
+        base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, stack=stack,
                           memo=memo, dims=Dims(tp=t, cp=c, dp=d, pp=p), micro_batch=b,
                           micro_batches=global_batch // (d * b), width=bounds.width(t, c, b))
-        shardings = state_shardings(base.group, base.group_pd)
-        for recompute in RECOMPUTE_MODES:
+        shardings = state_shardings(base.group, base.group_pd, opts.zero_stage)
+        for recompute in opts.recompute_modes():
             if base.step_floor(recompute) > limit:
                 continue
             for zero, shard in shardings:
                 costed += 1
                 dp = base.dp(recompute, zero, shard)
-                if base.step_s(recompute, dp) > limit:
+                if base.step_s(recompute, dp, base.optimizer_s(zero, shard)) > limit:
                     continue
                 if base.peak(recompute, zero, shard) > cluster.memory_bytes:
                     continue
@@ -240,5 +240,6 @@ def search_near(arch: Architecture, cluster: Cluster, per_param: StateBytes,
     # The same bound as formulas.planner.ranking.preferred's, computed the same way.
     near = fastest * (1.0 + tolerance)
     found = [lay for lay in found if lay.step_s <= near]
-    found.sort(key=lambda lay: (lay.step_s, lay.memory.total, *enumeration_order(lay, domain)))
+    found.sort(key=lambda lay: (lay.step_s, lay.memory.total,
+                                *enumeration_order(lay, domain, opts.zero_stage)))
     return NearSearch(found, considered, costed)

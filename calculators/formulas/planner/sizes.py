@@ -45,16 +45,21 @@ def cp_allowed(arch: Architecture, tp: int, cp: int, method: str) -> bool:
     return method != "ulysses" or ((arch.heads // tp) % cp == 0 and (arch.kv_heads // tp) % cp == 0)
 
 
-def state_shardings(group: int, per_domain: int) -> list[tuple[int, int]]:
+def state_shardings(group: int, per_domain: int,
+                    zero: int | None = None) -> list[tuple[int, int]]:
     """(ZeRO stage, shard group) pairs searched: ZeRO-1 to 3 over the whole group
     (stage 0 moves the same bytes as stage 1 and holds more, so it is left out), and
-    hybrid ZeRO-2/3 inside the scale-up domain when that is a proper part of it."""
+    hybrid ZeRO-2/3 inside the scale-up domain when that is a proper part of it. A
+    ``zero`` stage the reader fixed keeps only its pairs (stage 0: plain data
+    parallelism, every state replicated)."""
     if group == 1:
         return [(0, 1)]
+    if zero == 0:
+        return [(0, group)]
     pairs = [(1, group), (2, group), (3, group)]
     if 1 < per_domain < group:
         pairs += [(2, per_domain), (3, per_domain)]
-    return pairs
+    return pairs if zero is None else [pair for pair in pairs if pair[0] == zero]
 
 
 def shard_groups(shard: int, group: int, per_domain: int) -> tuple[tuple[int, int], int]:

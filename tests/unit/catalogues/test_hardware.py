@@ -50,6 +50,13 @@ def test_h100_sxm_datasheet() -> None:
            bandwidth=3.35 * TBPS, link_each_way=900 * GB / 2, power=700.0, domain=8)
 
 
+def test_h800_as_h100_with_nvlink_cut() -> None:
+    # The H100 SXM5's compute, memory and power; NVLink 400 GB/s bidirectional
+    # (deepseek-ai/DeepSeek-V3 issue 28: "the bidirectional theoretical value").
+    _check("h800", bf16=3958 * T / 4, fp8=3958 * T / 2, fp4=None, memory=80 * GB,
+           bandwidth=3.35 * TBPS, link_each_way=400 * GB / 2, power=700.0, domain=8)
+
+
 def test_h200_datasheet() -> None:
     # NVIDIA H200: H100 compute; 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; 700 W
     # (MLPerf Inference v4.1 system description "H200 TGP 700W").
@@ -126,7 +133,7 @@ def test_tpu_v5p_docs() -> None:
 
 def test_every_entry_is_tested_and_ids_are_stable() -> None:
     # Presets, docs fences and share links name these ids: they must not change.
-    tested = {"a100_40gb_sxm", "a100_80gb_sxm", "h100_sxm", "h200", "b200", "gb200",
+    tested = {"a100_40gb_sxm", "a100_80gb_sxm", "h100_sxm", "h800", "h200", "b200", "gb200",
               "b300", "gb300", "mi300x", "mi325x", "mi355x", "tpu_v5p"}
     assert set(hardware.ACCELERATORS) == tested
 

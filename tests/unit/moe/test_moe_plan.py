@@ -29,6 +29,7 @@ from calculators.formulas.parallel.stages import split_layers
 from calculators.formulas.planner.layout import Cluster, Options
 from calculators.formulas.planner.ranking import preferred
 from calculators.formulas.planner.search import search as dense_search
+from calculators.inputs.machine import cluster_for
 
 STATES = state_bytes("bf16_mixed", "adamw", "fp32")
 #: DeepSeek-V3's published layout (report, Sec. 3.2) on its H800 links (Sec. 3.2.2).
@@ -38,9 +39,7 @@ V3_LAYOUT = {"tp": 1, "cp": 1, "pp": 16, "ep": 64, "micro_batch": 1,
 
 
 def cluster(gpus: int, *, memory: float = 80e9) -> Cluster:
-    return Cluster(num_gpus=gpus, gpus_per_node=8, peak_flops=989e12, compute_efficiency=0.6,
-                   intra_bandwidth=360e9, inter_bandwidth=40e9, latency=5e-6,
-                   memory_bytes=memory)
+    return cluster_for("h100_sxm", gpus, memory_bytes=memory)
 
 
 # --- a dense model is the dense planner's --------------------------------------------------
@@ -85,7 +84,7 @@ def test_parallel_plan_results_do_not_depend_on_the_moe_fields() -> None:
     lay = dense_search(LLAMA_8B, cluster(64), STATES, 64)[0]
     assert lay.dims.ep == 1 and not lay.moe
     assert "EP" not in lay.dims.label()
-    assert [name for name, _ in lay.parts()][-1] == "DP comm (exposed)"
+    assert [name for name, _ in lay.parts()][-1] == "DP comm (exposed) + optimizer"
     assert lay.intra_bytes == (lay.tp_bytes + lay.cp_bytes + lay.pp_bytes + lay.dp_bytes
                                - lay.inter_bytes)
 

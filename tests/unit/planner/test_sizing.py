@@ -106,7 +106,7 @@ def test_traffic_split_adds_up_to_the_planners_bytes() -> None:
     assert lay is not None
     traffic = layout_traffic(lay, 8)
     assert traffic.intra_bytes + traffic.inter_bytes == pytest.approx(
-        lay.tp_bytes + lay.pp_bytes + lay.dp_bytes)
+        lay.tp_bytes + lay.cp_bytes + lay.pp_bytes + lay.dp_bytes)
     assert value(result, "inter_node_bytes_per_step") == pytest.approx(traffic.inter_bytes)
     assert value(result, "inter_node_bandwidth_needed") == pytest.approx(
         traffic.inter_bytes / value(result, "step_time"))

@@ -1,0 +1,84 @@
+"""How long one GEMM takes on one accelerator, by its shape.
+
+A GEMM C[m x n] = A[m x k] B[k x n] runs 2mnk FLOPs. Its time is the roofline's
+``max(compute, memory)`` (Williams et al. 2009; formulas.kernels.roofline) plus a fixed
+cost per kernel, with the compute rate a shape-dependent fraction of the dense peak:
+
+    efficiency = max_efficiency x wave_utilisation(m, n) ** wave_exponent x k / (k + k_half)
+
+- ``max_efficiency``: what the largest, best-shaped GEMMs reach (Bekman's "maximum
+  achievable matmul FLOPS", ml-engineering, compute/accelerator: A100 SXM 86.9%, H100
+  SXM 80.3% of the dense BF16 peak).
+- wave quantisation: the output is cut into tiles, one per thread block, and the tiles
+  run in waves of one per streaming multiprocessor; a last wave that is partly empty
+  idles the rest of the GPU (NVIDIA, "Matrix Multiplication Background User's Guide",
+  wave quantization; Bekman, ml-engineering, training/performance "Tile and wave
+  quantization"). The library picks among tile sizes and split-K, which softens the
+  steps; ``wave_exponent`` (0: none, 1: full) says how much.
+- ``k / (k + k_half)``: a short inner dimension leaves too few steps to hide the
+  pipeline's fill and the epilogue (DeepGEMM's H800 table: K = 512 reaches two thirds of
+  the rate of K = 1,536 at the same m and n).
+
+The parameters of each accelerator are fitted to published GEMM measurements
+(catalogues.kernel_speeds cites them; published_checks.kernels holds the points).
+Backward GEMMs (the input gradient, m x k from m x n and n x k; the weight gradient,
+k x n with inner dimension m) are the same three sizes in another order; Transformer
+Engine's GEMM benchmark times them within 2% of the forward's on H200 (gemm_profiling,
+"Dgrad within 2% of Fprop"), so a layer's backward is priced at twice its forward.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass
+
+#: cuBLAS's common tensor-core tile on Ampere and Hopper, output rows x columns (Bekman,
+#: ml-engineering, "Tile and wave quantization", uses 128 x 256; 128 x 128 fits the
+#: published measurements as well or better: scripts/calibrate.py).
+TILE_ROWS, TILE_COLUMNS = 128, 128
+
+
+@dataclass(frozen=True)
+class GemmRate:
+    """What one accelerator's GEMM time depends on besides the shape."""
+
+    peak_flops: float  # FLOP/s, dense, at the operands' precision
+    memory_bandwidth: float  # B/s actually reached (datasheet x HBM efficiency)
+    max_efficiency: float  # fraction of peak on the largest, best-shaped GEMMs
+    k_half: float  # inner dimension at which the pipeline-fill factor is one half
+    overhead_s: float  # fixed time of one kernel (launch, fill, tail)
+    wave_exponent: float  # 0: no wave quantisation, 1: the full step
+    sms: int  # streaming multiprocessors (compute units) the tiles are spread over
+
+
+def wave_utilisation(m: int, n: int, sms: int, batch: int = 1) -> float:
+    """The share of the GPU's multiprocessors busy over a GEMM's waves of output tiles
+    (``batch`` independent GEMMs of the same shape share the waves)."""
+    tiles = batch * math.ceil(m / TILE_ROWS) * math.ceil(n / TILE_COLUMNS)
+    waves = math.ceil(tiles / sms)
+    return tiles / (waves * sms)
+
+
+def gemm_efficiency(m: int, n: int, k: int, rate: GemmRate, batch: int = 1) -> float:
+    """The fraction of the dense peak the arithmetic of this GEMM runs at."""
+    waves = math.pow(wave_utilisation(m, n, rate.sms, batch), rate.wave_exponent)
+    return rate.max_efficiency * waves * k / (k + rate.k_half)
+
+
+def gemm_time_s(m: int, n: int, k: int, rate: GemmRate, *, operand_bytes: float = 2.0,
+                output_bytes: float = 2.0, batch: int = 1) -> float:
+    """Seconds for ``batch`` GEMMs (m x k) @ (k x n): the slower of the arithmetic at its
+    shape's efficiency and the minimum memory traffic (each operand read once, the
+    output written once), plus one kernel's fixed cost."""
+    if min(m, n, k, batch) <= 0:
+        return 0.0
+    flops = 2.0 * m * n * k * batch
+    arithmetic = flops / (rate.peak_flops * gemm_efficiency(m, n, k, rate, batch))
+    traffic = batch * ((m * k + k * n) * operand_bytes + m * n * output_bytes)
+    return max(arithmetic, traffic / rate.memory_bandwidth) + rate.overhead_s
+
+
+def achieved_flops(m: int, n: int, k: int, rate: GemmRate, *,
+                   operand_bytes: float = 2.0) -> float:
+    """FLOP/s one GEMM of this shape reaches (what a GEMM benchmark reports)."""
+    return 2.0 * m * n * k / gemm_time_s(m, n, k, rate, operand_bytes=operand_bytes)
