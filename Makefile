@@ -3,6 +3,7 @@
 #   make test    lint, type-check and run every test tier (unit, pyodide, site, e2e)
 #   make build   build the static site into site/
 #   make bench   measure load and recompute times in headless Chromium
+#   make calibrate  refit the speed model's parameters to the published kernel measurements
 
 SHELL := /bin/bash
 .DEFAULT_GOAL := help
@@ -18,13 +19,14 @@ BIN := $(VENV)/bin
 HOST ?= 127.0.0.1
 PORT ?= 8000
 
-.PHONY: help setup serve build test lint unit bench browser clean
+.PHONY: help setup serve build test lint unit bench calibrate browser clean
 
 help:
 	@echo "make serve   build the guide and serve it on http://$(HOST):$(PORT)"
 	@echo "make test    everything: ruff, mypy, unit, pyodide, site and e2e tests"
 	@echo "make build   build the site into site/"
 	@echo "make bench   measure the live runtime in headless Chromium (JSON + table)"
+	@echo "make calibrate  refit the kernel and link speeds to calibration/*.json (table)"
 
 $(BIN)/mkdocs: pyproject.toml requirements/constraints.txt
 	@$(PYTHON) -c 'import sys; assert sys.version_info >= (3, 11), "Python >= 3.11 is needed"'
@@ -80,6 +82,11 @@ test: setup browser lint
 
 bench: setup browser build
 	$(BIN)/python scripts/bench.py
+
+# Prints the table and rewrites calibration/fitted.json, which
+# tests/unit/kernels/test_calibration.py reads.
+calibrate: setup
+	$(BIN)/python scripts/calibrate.py
 
 clean:
 	rm -rf site build .pytest_cache .mypy_cache .ruff_cache
