@@ -22,6 +22,7 @@ from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
 from bigmodel_guide.reference import REFERENCE_INDEX, reference_nav, reference_pages
 from bigmodel_guide.render import FoldedInputError, render_widget
 from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
+from bigmodel_guide.validation_speed import RunFailedError
 from bigmodel_guide.widget_data import widget_files
 
 if TYPE_CHECKING:
@@ -116,6 +117,8 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
             validation = validation_markdown(self._env, Path(config.docs_dir))
         except CheckFailedError as err:
             raise PluginError(f"a published figure is no longer reproduced: {err}") from None
+        except RunFailedError as err:
+            raise PluginError(f"a published measured run cannot be predicted: {err}") from None
         files.append(File.generated(config, VALIDATION_PATH, content=validation))
         for path, content in widget_files(self._env, calculators.REGISTRY).items():
             files.append(File.generated(config, path, content=content))

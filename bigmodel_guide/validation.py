@@ -1,6 +1,8 @@
-"""The generated Validation page: every published figure the guide reproduces
-(``published_checks``), computed now, with a link that opens the calculator with
-exactly the check's inputs. A failing check fails the build, named."""
+"""The generated Validation page: the published measured runs the planners predict
+(``validation_speed``, first: what a reader sizing a cluster needs), then every published
+figure the guide reproduces (``published_checks``), each computed now, with a link that
+opens the calculator with exactly the row's inputs. A failing check fails the build,
+named; so does a run that cannot be predicted."""
 
 from __future__ import annotations
 
@@ -8,9 +10,11 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import calculators
-from bigmodel_guide.reference import slug, widget_anchor
-from calculators.core import share, units
-from published_checks import Outcome, all_checks, run
+from bigmodel_guide.validation_links import link_for
+from bigmodel_guide.validation_speed import speed_section
+from calculators.core import units
+from published_checks import Outcome, all_checks, run, speed
+from published_checks import kernels as kernel_checks
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -18,12 +22,10 @@ if TYPE_CHECKING:
     from jinja2 import Environment
 
     from published_checks import Check
+    from published_checks.speed import MeasuredRun
 
 VALIDATION_PATH = "reference/validation.md"
 VALIDATION_TEMPLATE = "calculator/validation.md"
-#: Where the reference's pages live, relative to the Validation page (both are in
-#: reference/, with directory URLs); each calculator's page is a folder below.
-REFERENCE_LINK = "../calculators/"
 
 
 class CheckFailedError(Exception):
@@ -70,19 +72,6 @@ def _format_formula(unit: str, value: float) -> str:
     return units.format_value(value, unit, "si")
 
 
-def link_for(check: Check) -> str:
-    """The share link (``?<calc id>=name:value,...#ref-<calc>``) that opens the
-    calculator on its reference page with exactly the check's inputs."""
-    if check.calculator is None:
-        return ""
-    calc = calculators.REGISTRY[check.calculator]
-    texts = {name: calc.param(name).as_text(value) for name, value in check.inputs.items()}
-    state = share.encode_state(calc, texts)
-    page = f"{REFERENCE_LINK}{slug(calc)}/"
-    anchor = widget_anchor(calc)
-    return f"{page}?{calc.id}={state}#{anchor}" if state else f"{page}#{anchor}"
-
-
 def _tolerance(check: Check) -> str:
     return "exact" if check.rel_tol < 1e-6 else f"±{100 * check.rel_tol:.3g}%"
 
@@ -123,8 +112,11 @@ def chapter_titles(docs_dir: Path, chapters: list[str]) -> dict[str, str]:
     return titles
 
 
-def validation_markdown(env: Environment, docs_dir: Path) -> str:
-    """Markdown (with HTML tables, so that every row has an anchor) for the page."""
+def validation_markdown(env: Environment, docs_dir: Path,
+                        runs: tuple[MeasuredRun, ...] = speed.RUNS) -> str:
+    """Markdown (with HTML tables, so that every row has an anchor) for the page; raises
+    ``CheckFailedError`` or ``validation_speed.RunFailedError``, naming the rows."""
+    speeds = speed_section(runs)
     made = rows()
     chapters: list[str] = []
     for row in made:
@@ -132,4 +124,5 @@ def validation_markdown(env: Environment, docs_dir: Path) -> str:
             chapters.append(row.check.chapter)
     return env.get_template(VALIDATION_TEMPLATE).render(
         rows=made, chapters=chapters, titles=chapter_titles(docs_dir, chapters),
-        total=len(made), derived=sum(r.check.derived for r in made))
+        total=len(made), derived=sum(r.check.derived for r in made), speed=speeds,
+        kernel_anchor=f"check-{kernel_checks.CHECKS[0].id}")

@@ -109,13 +109,14 @@ def all_checks() -> tuple[Check, ...]:
         communication,
         compute,
         dense,
+        kernels,
         long_runs,
         moe,
         network,
         sparse,
     )
 
-    checks = (*compute.CHECKS, *dense.CHECKS, *moe.CHECKS, *communication.CHECKS,
+    checks = (*compute.CHECKS, *dense.CHECKS, *kernels.CHECKS, *moe.CHECKS, *communication.CHECKS,
               *network.CHECKS, *sparse.CHECKS, *long_runs.CHECKS, *capstone.CHECKS)
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
