@@ -14,7 +14,8 @@ SEQUENCE_PARALLEL_PARAM = Param(
     help="With tensor parallelism, run the norms, dropout and residual adds on 1/t of the "
          "tokens, the allreduces split into reduce-scatters and allgathers (Korthikanti "
          "et al. 2022, Sec. 4.2.2; Megatron-Core requires it for MoE with TP). Off: "
-         "Megatron-LM's layout before 2022, every GPU runs them on all tokens.")
+         "Megatron-LM's layout before 2022, every GPU runs them on all tokens.",
+    advanced=True)
 
 TP_OVERLAP_PARAM = Param(
     "tp_overlap", "Tensor-parallel overlap", "choice", "backward",
@@ -43,11 +44,13 @@ PLANNER_RECOMPUTE_PARAM = Param(
              Choice("selective", "selective (attention core)"),
              Choice("light", "light (norms, activation, MLA up-projections)"),
              Choice("full", "full (keep layer inputs only)")),
-    help="Search: the planner tries none, selective and full and keeps what fits fastest. "
-         "A mode fixes it, as a published run states it (Korthikanti et al. 2022, Sec. 5: "
-         "selective recomputes the attention core, full the whole layer; light the norms, "
-         "the MLP's activation and MLA's up-projections, cheap to redo, as DeepSeek-V3 "
-         "does, Sec. 3.3.3, and Megatron-Core's --recompute-modules offer).",
+    help="Search: the planner tries none, light, selective and full and keeps what fits "
+         "fastest, so that a layout a little too large recomputes only what is cheap "
+         "rather than every layer. A mode fixes it, as a published run states it "
+         "(Korthikanti et al. 2022, Sec. 5: selective recomputes the attention core, full "
+         "the whole layer; light the norms, the MLP's activation and MLA's "
+         "up-projections, cheap to redo, as DeepSeek-V3 does, Sec. 3.3.3, and "
+         "Megatron-Core's --recompute-modules offer).",
     advanced=True)
 
 FP8_RECIPE_PARAM = Param(

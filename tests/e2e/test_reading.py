@@ -257,9 +257,17 @@ class Job:
     cost: float
 
 
+#: A calculator whose computation takes longer than this natively (the planners and the
+#: sizing, which search thousands of layouts) is swept in one widget: every option of
+#: every select, each a search, in each of its chapter examples would take the tier
+#: past its time; the unit tier's extremes and fuzz tests try the combinations natively.
+HEAVY_COMPUTE_S = 0.05
+
+
 def sweep_jobs(site: Path) -> list[Job]:
     """One job per widget with a select, skipping one whose calculator and example were
-    already taken (the reference page's defaults, swept in a chapter)."""
+    already taken (the reference page's defaults, swept in a chapter), and a heavy
+    calculator's widgets after its first."""
     seen: set[str] = set()
     jobs: list[Job] = []
     per_compute: dict[str, float] = {}
@@ -271,7 +279,8 @@ def sweep_jobs(site: Path) -> list[Job]:
             calc = calculators.REGISTRY[widget.calc_id]
             options = sum(len(p.choices) if p.kind == "choice" else 2 * (p.kind == "bool")
                           for p in calc.params)
-            if key in seen or not options:
+            heavy = per_compute.get(widget.calc_id, 0.0) > HEAVY_COMPUTE_S
+            if key in seen or not options or heavy:
                 continue
             seen.add(key)
             if widget.calc_id not in per_compute:
