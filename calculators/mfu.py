@@ -8,10 +8,16 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calculators.catalogues import hardware
+from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs
-from calculators.core.spec import Choice, Output, Param, ValidationError
-from calculators.formulas.model.architecture import total_params
-from calculators.formulas.model.flops import model_flops_per_token, recompute_flops_per_token
+from calculators.core.spec import Output, Param, ValidationError
+from calculators.formulas.model.architecture import matmul_params
+from calculators.formulas.model.flops import (
+    dense_attention_flops,
+    dense_model_flops_per_token,
+    flop_count,
+    recompute_flops_per_token,
+)
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
 from calculators.inputs.hardware import (
     PEAK_FLOPS_PARAM,
@@ -20,26 +26,12 @@ from calculators.inputs.hardware import (
     peak_flops,
     peak_note,
 )
-from calculators.inputs.training import RECOMPUTE_PARAM
-
-FLOP_COUNT_PARAM = Param(
-    "flop_count",
-    "FLOP count",
-    "choice",
-    "megatron",
-    choices=(
-        Choice("6N", "6N (Kaplan)"),
-        Choice("6N+attention", "6N + attention (PaLM)"),
-        Choice("megatron", "Megatron model FLOPs (Korthikanti)"),
-    ),
-    help="6N: Kaplan et al. 2020; + 12 L H Q T attention: PaLM App. B; megatron: "
-    "72 B s l h^2 (1 + s/(6h) + V/(12lh)) per iteration (Korthikanti et al. 2022).",
-)
+from calculators.inputs.training import FLOP_COUNT_PARAM, RECOMPUTE_PARAM
 
 
 def _mfu(inputs: Inputs) -> Computed:
     arch = architecture(inputs)
-    params = inputs.opt("params") or float(total_params(arch))
+    params = inputs.opt("params") or float(matmul_params(arch))
     gpu = hardware.get(inputs.text("gpu"))
     peak = peak_flops(inputs, gpu)
     num_gpus = inputs.whole("num_gpus")
@@ -52,9 +44,16 @@ def _mfu(inputs: Inputs) -> Computed:
         rate = tokens_per_step / step_time
     elif step_time is not None:
         notes.append("Both step_time and tokens_per_second given: tokens_per_second used.")
-    method = inputs.text("flop_count")
-    model = model_flops_per_token(arch, params, method)
-    hardware_flops = model + recompute_flops_per_token(arch, inputs.text("recompute"))
+    count = flop_count(inputs.text("flop_count"))
+    model = dense_model_flops_per_token(arch, count, params)
+    hardware_flops = model + recompute_flops_per_token(arch, inputs.text("recompute"), count)
+    attention = count.attention_share * dense_attention_flops(arch)
+    notes.append(
+        f"Model FLOPs per token counted as {count.describe()}. N = "
+        f"{units.format_value(params, 'param', 'count')} "
+        f"({'given' if inputs['params'] is not None else 'the weights a token multiplies'});"
+        f" attention scores are {attention / model:.1%} of the count. The same run "
+        "counted otherwise has another MFU: quote the count with the figure.")
     achieved = model * rate / num_gpus
     mfu = achieved / peak
     hfu = hardware_flops * rate / num_gpus / peak
@@ -64,10 +63,9 @@ def _mfu(inputs: Inputs) -> Computed:
             f"HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than the "
             "GPUs' peak; check the step time, batch or GPU count."
         )
-    if method != "megatron" and inputs.text("recompute") != "none":
-        notes.append("HFU adds the recomputed FLOPs from the architecture to this count.")
     return Computed(
         values={
+            "flop_params": params,
             "model_flops_per_token": model,
             "hardware_flops_per_token": hardware_flops,
             "achieved_flops_per_gpu": achieved,
@@ -106,7 +104,9 @@ MFU = Calculator(
             maximum=1e16,
             optional=True,
             placeholder="from the architecture",
-            help="N in 6N; blank: counted from the architecture (embeddings included).",
+            help="N in 6N, the weights a token multiplies; blank: the architecture's "
+            "matrices and its output layer once (the input embedding is a lookup, left "
+            "out, as torchtitan and Megatron-LM count).",
         ),
         Param(
             "global_batch",
@@ -170,7 +170,11 @@ MFU = Calculator(
         replace(RECOMPUTE_PARAM, default="full"),
     ),
     outputs=(
-        Output("model_flops_per_token", "Model FLOPs per token", "FLOP", "sci"),
+        Output("flop_params", "N in 6N", "param", "count",
+               help="The weights a token multiplies: the architecture's matrices and its "
+                    "output layer once, not the input embedding (a lookup), unless given."),
+        Output("model_flops_per_token", "Model FLOPs per token", "FLOP", "sci",
+               help="6N plus the attention scores in the chosen count (flop_count)."),
         Output("hardware_flops_per_token", "Hardware FLOPs per token", "FLOP", "sci"),
         Output("achieved_flops_per_gpu", "Achieved model FLOP/s per GPU", "FLOP/s"),
         Output("mfu", "MFU", "1", "percent"),

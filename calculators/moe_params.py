@@ -66,8 +66,16 @@ def _moe_params(inputs: Inputs) -> Computed:
     ]
     if model.routed_experts == 1 and k == 1:
         notes.append("One expert chosen from one: this is a dense model, and active = total.")
-    flops = training_flops_per_token(model)
-    router_share = router_flops_per_token(model) / (flops / 3) if flops else 0.0
+    # The MTP modules train with the model: their pass is in the FLOPs per token.
+    flops = training_flops_per_token(model, include_mtp=True)
+    main = training_flops_per_token(model)
+    router_share = router_flops_per_token(model) / (main / 3) if main else 0.0
+    if model.mtp_modules:
+        modules = f"{model.mtp_modules} MTP module" + ("s" if model.mtp_modules > 1 else "")
+        notes.append(f"Training FLOPs per token count the {modules} too, "
+                     f"{flops / main - 1:.1%} on top of 6 N_active: each is one more block and "
+                     "one more pass through the shared output head, and trains with the "
+                     "model (DeepSeek-V3 report, Sec. 2.2).")
     return Computed(
         values={
             "total_params": float(total),
@@ -119,7 +127,9 @@ MOE_PARAMS = Calculator(
         Output("embedding_params", "Input embedding table", "param", "count"),
         Output("mtp_params", "MTP modules (unique, not in the total)", "param", "count"),
         Output("training_flops_per_token", "Training FLOPs per token, 6 N_active", "FLOP",
-               "sci"),
+               "sci", help="6 per active matmul weight, the MTP modules' pass included "
+                           "(they train with the model); attention scores left out (they "
+                           "depend on the sequence length: moe_plan counts them)."),
         Output("router_flops_share", "Router share of the forward matmul FLOPs", "1",
                "percent"),
     ),

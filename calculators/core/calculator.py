@@ -17,7 +17,7 @@ from calculators.core.spec import ValidationError, Value
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
-    from calculators.core.spec import Output, Param, When
+    from calculators.core.spec import FormerInput, Output, Param, When
 
 #: Headline outputs of a calculator that declares none: its first outputs.
 DEFAULT_HEADLINES = 3
@@ -114,11 +114,17 @@ class Calculator:
     #: reader edits, lead the announcement after a recompute and the comparison with a
     #: pinned baseline. Empty: the first ``DEFAULT_HEADLINES`` outputs.
     headline: tuple[str, ...] = ()
+    #: Inputs it had before a rename, so that old share links still load (share.py).
+    former_inputs: tuple[FormerInput, ...] = ()
 
     def __post_init__(self) -> None:
         names = [p.name for p in self.params]
         if len(set(names)) != len(names):
             raise TypeError(f"calculator {self.id!r} declares an input twice")
+        for former in self.former_inputs:
+            if former.name in names or former.becomes not in names:
+                raise TypeError(f"calculator {self.id!r}: former input {former.name!r} must "
+                                "be gone and name an input that replaced it")
         unknown = set(self.advanced) - set(names)
         if unknown:
             raise TypeError(f"calculator {self.id!r} folds unknown inputs {sorted(unknown)}")

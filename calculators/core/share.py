@@ -49,10 +49,21 @@ def decode_state(calc: Calculator, state: str) -> tuple[dict[str, str], list[str
         return {}, [f"The link's inputs for {calc.id} are longer than {MAX_STATE_LENGTH} "
                     "characters and were ignored."]
     known = {p.name for p in calc.params}
+    former = {f.name: f for f in calc.former_inputs}
     inputs: dict[str, str] = {}
     for pair in filter(None, state.split(",")):
         name, sep, raw = pair.partition(":")
         shown = unquote(name)[:40]
+        if sep and name in former and former[name].becomes not in inputs:
+            old, name = former[name], former[name].becomes
+            new = old.translate(unquote(raw))
+            if new is None:
+                notices.append(f"Ignored {old.name} from the link: an input this "
+                               f"calculator no longer has (now {name}).")
+                continue
+            notices.append(f"The link's {old.name}:{unquote(raw)[:20]} (an input this "
+                           f"calculator no longer has) is read as {name}:{new}.")
+            raw = quote(new, safe=_SAFE)
         if not sep or name not in known:
             notices.append(f"Ignored {shown!r} from the link: {calc.id} has no such input.")
             continue
@@ -60,12 +71,15 @@ def decode_state(calc: Calculator, state: str) -> tuple[dict[str, str], list[str
             notices.append(f"Ignored a repeated {name!r} in the link (the first one is used).")
             continue
         text = unquote(raw)
+        param = calc.param(name)
         try:
-            calc.param(name).parse(text)
+            value = param.parse(text)
         except ValidationError as err:
             notices.append(f"Ignored {name} from the link: {err.message}")
             continue
-        inputs[name] = text
+        # A choice as the form holds it: its value, also when the link carries a label
+        # or a former value (a renamed choice: Choice.former).
+        inputs[name] = param.as_text(value) if param.kind == "choice" else text
     return inputs, notices
 
 

@@ -63,12 +63,30 @@ class Choice:
 
     ``when``: the choice goes only with those values of another choice input (the page
     disables it otherwise and says why); ``why_not`` is that reason in words, when the
-    generated one ("only with <label> = ...") says too little."""
+    generated one ("only with <label> = ...") says too little. ``former``: values this
+    choice had before a rename, which old links and scripts still carry; they parse to
+    ``value``."""
 
     value: str
     label: str
     when: When | None = None
     why_not: str = ""
+    former: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True)
+class FormerInput:
+    """An input a calculator had before a rename, which old links still carry: its
+    ``name``, the input that replaced it (``becomes``) and, for each old value text, the
+    new input's value (``values``). A link's old pair loads as the new one."""
+
+    name: str
+    becomes: str
+    values: tuple[tuple[str, str], ...]
+
+    def translate(self, text: str) -> str | None:
+        """The new input's text for the old ``text``, or None when it has none."""
+        return dict(self.values).get(text.strip().lower())
 
 
 @dataclass(frozen=True)
@@ -165,7 +183,7 @@ class Param:
         if self.kind == "choice":
             text = str(raw).strip()
             for choice in self.choices:
-                if text in (choice.value, choice.label):
+                if text in (choice.value, choice.label, *choice.former):
                     return choice.value
             raise self._fail(raw)
         if self.kind == "bool":

@@ -4,6 +4,7 @@ calculators: precision, optimizer and activation recomputation, each with its so
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Param
+from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, FLOP_COUNTS
 
 PRECISION_PARAM = Param(
     "precision", "Precision", "choice", "bf16_mixed",
@@ -57,6 +58,20 @@ FLOPS_PER_PARAM_TOKEN_PARAM = Param(
     maximum=24,
     help="6 = forward 2 + backward 4 (Kaplan et al. 2020, Sec. 2.1); 8 with full "
     "activation recomputation (Narayanan et al. 2021, Sec. 5.1, Eq. 4).",
+)
+
+FLOP_COUNT_PARAM = Param(
+    "flop_count",
+    "Model FLOPs counted as",
+    "choice",
+    DEFAULT_FLOP_COUNT.id,
+    choices=tuple(Choice(c.id, c.label, former=c.former) for c in FLOP_COUNTS),
+    help="The convention of the MFU: FLOPs per token = 6N, N the weights a token "
+    "multiplies (the input embedding is a lookup and is left out; the output layer "
+    "counts once), plus the attention scores, 6 L s n_h (d_qk + d_v): whole, as PaLM "
+    "(App. B), Korthikanti et al. 2022 and torchtitan count them; their causal half, as "
+    "Megatron-LM has counted since 2025; or none, Kaplan's C = 6ND. An MFU only compares "
+    "with one counted the same way. Links with the former \"megatron\" get the first.",
 )
 
 UTILIZATION_PARAM = Param(
@@ -141,6 +156,8 @@ GOODPUT_PARAM = Param(
     "time: above 90% over 54 days on 16,384 H100s, Dubey et al. 2024, Sec. 3.3.4). MFU "
     "leaves restarts out (PaLM, App. B); this puts them back: days = ideal days / "
     "goodput. 1 (default) ignores failures and checkpoints, as published estimates such "
-    "as Megatron's 34 days do. Blank: estimated by the goodput calculator's model from "
-    "Llama 3's interruption rate per GPU and a synchronous checkpoint of the model state.",
+    "as Megatron's 34 days do; it is also right for an MFU read from a run's total "
+    "GPU-hours (as DeepSeek-V3's), which already contains its failures. Blank: "
+    "estimated by the goodput calculator's model from Llama 3's interruption rate per "
+    "GPU, a synchronous checkpoint of the model state and a restart from its parts.",
 )

@@ -101,3 +101,12 @@ def matmul_params_per_layer(arch: Architecture) -> int:
     2 FLOP per token forward (Kaplan et al. 2020, Sec. 2.1)."""
     h, q, kv, f = arch.hidden, arch.attention_width, arch.kv_width, arch.ffn_hidden
     return 2 * h * q + 2 * h * kv + (3 if arch.gated_mlp else 2) * h * f
+
+
+def matmul_params(arch: Architecture) -> int:
+    """N for 6N: the weights a token multiplies. Every layer's matrices, and the output
+    layer once, tied or not; not the input embedding or learned positions (a token reads
+    one row: a lookup, not a multiply; Kaplan et al. 2020, Sec. 2.1, count non-embedding
+    N), nor biases and norm scales (no matrix multiply). torchtitan's count for Llama,
+    parameters less the embedding table, differs only by the norm scales."""
+    return arch.layers * matmul_params_per_layer(arch) + arch.vocab * arch.hidden

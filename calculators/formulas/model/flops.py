@@ -1,12 +1,14 @@
-"""FLOPs: the training-compute rule C = kND, the FLOPs per token of a transformer
-(model FLOPs for MFU, what recomputation adds for HFU), and the GPU-time, energy and
-carbon that follow. Each formula cites its source."""
+"""FLOPs: the training-compute rule C = kND, the model FLOPs per token every calculator
+counts (one function, ``model_flops_per_token``, under a named convention), what
+recomputation adds for HFU, and the GPU-time, energy and carbon that follow. Each
+formula cites its source."""
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from calculators.formulas.model.architecture import matmul_params_per_layer
+from calculators.formulas.model.architecture import matmul_params, matmul_params_per_layer
 
 if TYPE_CHECKING:
     from calculators.formulas.model.architecture import Architecture
@@ -15,10 +17,133 @@ SECONDS_PER_HOUR = 3600.0
 HOURS_PER_DAY = 24.0
 
 #: Hoffmann et al. 2022 (Chinchilla), Table 3: compute-optimal training uses about
-#: 20 tokens per parameter (e.g. 70B parameters on 1.4T tokens).
+#: 20 tokens per parameter (e.g. 70B parameters on 1.4T tokens). Fitted on dense models.
 CHINCHILLA_TOKENS_PER_PARAM = 20.0
 #: Beyond this factor either side of the Chinchilla ratio the page says so.
 CHINCHILLA_NOTE_FACTOR = 2.0
+
+
+# --- conventions: what "model FLOPs per token" counts ---------------------------------
+
+
+@dataclass(frozen=True)
+class FlopCount:
+    """A convention for model FLOPs per token: 6 per weight a token multiplies (N: every
+    parameter but the input embedding, a lookup; the output layer once, tied or not),
+    plus ``attention_share`` of the attention scores' full training FLOPs (QK^T and
+    scores x V over the whole s x s matrix). ``former`` are ids it had before, which
+    old links still carry."""
+
+    id: str
+    label: str
+    attention_share: float
+    basis: str
+    former: tuple[str, ...] = ()
+
+    def describe(self) -> str:
+        """The convention in words, for notes: what it counts and who counts so."""
+        return f"{self.label}: {self.basis}"
+
+
+#: PaLM (Chowdhery et al. 2022, App. B: 6N + 12 L H Q T), Korthikanti et al. 2022
+#: (72 B s l h^2 (1 + s/(6h) + V/(12lh))), torchtitan (get_dense_model_nparams_and_flops:
+#: "we follow the convention and do not account for sparsity in causal attention").
+FULL_ATTENTION = FlopCount(
+    "6N+attention", "6N + full attention (PaLM)", 1.0,
+    "the whole s x s score matrix, as PaLM (App. B), Korthikanti et al. 2022 and "
+    "torchtitan count it",
+    former=("megatron",))
+#: Megatron-LM's num_floating_point_operations (megatron/training/training.py) since
+#: 2025: the core-attention term "/ 2  # causal mask (only half of the mask is non-zero)".
+CAUSAL_ATTENTION = FlopCount(
+    "6N+causal_attention", "6N + causal attention (Megatron-LM since 2025)", 0.5,
+    "the half of the score matrix a causal mask leaves, as Megatron-LM has counted "
+    "since 2025")
+#: Kaplan et al. 2020, Sec. 2.1: C = 6ND; the GPT-3 (Brown et al. 2020, App. D) and
+#: Llama 3 (Dubey et al. 2024, Sec. 3.2.1) compute totals count so.
+SIX_N = FlopCount(
+    "6N", "6N, attention left out (Kaplan)", 0.0,
+    "no attention scores, Kaplan et al. 2020's C = 6ND, as the GPT-3 and Llama 3 "
+    "papers count their compute totals")
+FLOP_COUNTS: tuple[FlopCount, ...] = (FULL_ATTENTION, CAUSAL_ATTENTION, SIX_N)
+#: What every calculator counts unless the reader chooses otherwise: the convention of
+#: the published MFUs the guide quotes (PaLM 46.2%; Llama 3 cites PaLM).
+DEFAULT_FLOP_COUNT = FULL_ATTENTION
+
+
+def flop_count(count_id: str) -> FlopCount:
+    """The convention named ``count_id`` (or one of its former ids)."""
+    for count in FLOP_COUNTS:
+        if count_id == count.id or count_id in count.former:
+            return count
+    raise KeyError(f"no FLOP count {count_id!r}")
+
+
+# --- the one count of model FLOPs per token -------------------------------------------
+
+
+def attention_score_flops(
+    *, layers: int, seq_len: int, heads: int, qk_head_dim: float, v_head_dim: float
+) -> float:
+    """Training FLOPs per token of QK^T and scores x V over the whole s x s matrix:
+    6 L s n_h (d_qk + d_v). Per layer and token, forward 2 s d_qk per head for the
+    scores and 2 s d_v for the weighted sum of V, times 3 for forward + backward.
+    With d_qk = d_v = d_model / n_h this is PaLM's 12 L H Q T (Chowdhery et al. 2022,
+    App. B); torchtitan's quadratic_attention_flops_per_token is the same form. Under a
+    causal mask half the matrix is computed: a convention's ``attention_share``."""
+    return 6.0 * layers * seq_len * heads * (qk_head_dim + v_head_dim)
+
+
+def model_flops_per_token(
+    flop_params: float, full_attention: float, count: FlopCount = DEFAULT_FLOP_COUNT,
+    flops_per_param_token: float = 6.0,
+) -> float:
+    """Model FLOPs per token, the one count every calculator uses: k N + the counted
+    share of the attention scores, scaled k/6 alike (k = 8 repeats the forward pass
+    under full recomputation, Narayanan et al. 2021, Sec. 5.1). ``flop_params`` is N,
+    the weights a token multiplies; ``full_attention`` from ``attention_score_flops``."""
+    scale = flops_per_param_token / 6.0
+    return flops_per_param_token * flop_params + scale * count.attention_share * full_attention
+
+
+def dense_attention_flops(arch: Architecture) -> float:
+    """``attention_score_flops`` for a dense transformer (Q, K and V heads of one size)."""
+    return attention_score_flops(layers=arch.layers, seq_len=arch.seq_len, heads=arch.heads,
+                                 qk_head_dim=arch.head_dim, v_head_dim=arch.head_dim)
+
+
+def dense_model_flops_per_token(
+    arch: Architecture, count: FlopCount = DEFAULT_FLOP_COUNT, params: float | None = None
+) -> float:
+    """``model_flops_per_token`` of a dense transformer: N = ``params`` or the
+    architecture's matrix weights (``matmul_params``). Under FULL_ATTENTION it is
+    Korthikanti et al. 2022's model FLOPs, 72 B s l h^2 (1 + s/(6h) + V/(12lh)) per
+    iteration for the standard GPT shape, and torchtitan's count for Llama."""
+    flop_params = float(matmul_params(arch)) if params is None else params
+    return model_flops_per_token(flop_params, dense_attention_flops(arch), count)
+
+
+def recompute_flops_per_token(
+    arch: Architecture, recompute: str, count: FlopCount = DEFAULT_FLOP_COUNT
+) -> float:
+    """FLOPs recomputation adds (hardware, not model, FLOPs), the attention scores in
+    ``count``'s share.
+
+    full: one more forward pass of every layer, 2 x the layers' matrix weights + a third
+    of the attention term; with FULL_ATTENTION's model FLOPs this is Narayanan et al.
+    2021, Eq. 3: 96 B s l h^2 (1 + s/(6h) + V/(16 l h)). selective: Korthikanti et al.
+    2022, Sec. 6, hardware FLOPs 72 B s l h^2 (1 + s/(3h) + V/(12 l h)), i.e. the
+    attention-score term counted twice.
+    """
+    attention = count.attention_share * dense_attention_flops(arch)
+    if recompute == "full":
+        return 2.0 * arch.layers * matmul_params_per_layer(arch) + attention / 3.0
+    if recompute == "selective":
+        return attention
+    return 0.0
+
+
+# --- C = kND and what follows ---------------------------------------------------------
 
 
 def training_flops(params: float, tokens: float, flops_per_param_token: float = 6.0) -> float:
@@ -27,19 +152,6 @@ def training_flops(params: float, tokens: float, flops_per_param_token: float = 
     one more forward pass under full activation recomputation (Narayanan et al. 2021,
     Sec. 5.1, Eq. 4: time ~ 8TP/(nX)). Kaplan et al. 2020, Sec. 2.1."""
     return flops_per_param_token * params * tokens
-
-
-def attention_flops(
-    tokens: float, n_layers: int, seq_len: int, d_model: int, flops_per_param_token: float = 6.0
-) -> float:
-    """The attention-score term that C = kND leaves out.
-
-    PaLM (Chowdhery et al. 2022, App. B) counts 12 L H Q T training FLOPs per token for
-    QK^T and AV (forward 4 L d s, times 3 for forward + backward); with k/6 scaling the
-    recompute case. Kaplan et al. (Table 1, Eq. 2.2) count half of it without saying
-    why; causal masking is the usual reading, an interpretation."""
-    per_token = 2.0 * flops_per_param_token * n_layers * seq_len * d_model
-    return per_token * tokens
 
 
 def gpu_seconds(total_flops: float, peak_flops: float, utilization: float) -> float:
@@ -57,47 +169,3 @@ def co2_tonnes(energy: float, carbon_intensity: float) -> float:
     """tCO2e = kWh x kgCO2e/kWh / 1000 (LLaMA, Table 15 caption)."""
     return energy * carbon_intensity / 1000.0
 
-
-def attention_score_flops_per_token(arch: Architecture) -> float:
-    """QK^T and scores x V, forward + backward, no causal saving: 12 l s (heads x
-    head_dim) per token (PaLM App. B's 12 L H Q T; Korthikanti's s/(6h) term)."""
-    return 12.0 * arch.layers * arch.seq_len * arch.attention_width
-
-
-def megatron_model_flops_per_token(arch: Architecture) -> float:
-    """Korthikanti et al. 2022, Sec. 6: model FLOPs per iteration 72 B s l h^2 (1 + s/(6h)
-    + V/(12 l h)), divided by the B s tokens: 6 x (matrix weights of the layers) + the
-    attention scores + 6 V h for the logits. Exact for the standard GPT shape; other
-    shapes use their actual matrix sizes."""
-    layers = 6.0 * arch.layers * matmul_params_per_layer(arch)
-    logits = 6.0 * arch.vocab * arch.hidden
-    return layers + attention_score_flops_per_token(arch) + logits
-
-
-def model_flops_per_token(arch: Architecture, params: float, method: str) -> float:
-    """``6N``: 6N (Kaplan et al. 2020, Sec. 2.1); ``6N+attention``: 6N + 12 L H Q T (PaLM,
-    App. B); ``megatron``: Korthikanti's model-FLOPs form."""
-    if method == "6N":
-        return 6.0 * params
-    if method == "6N+attention":
-        return 6.0 * params + attention_score_flops_per_token(arch)
-    return megatron_model_flops_per_token(arch)
-
-
-def recompute_flops_per_token(arch: Architecture, recompute: str) -> float:
-    """FLOPs recomputation adds (hardware, not model, FLOPs).
-
-    full: one more forward pass of every layer, 2 x matrix weights + 4 l s d_attn per
-    token; with the model FLOPs this is Narayanan et al. 2021, Eq. 3:
-    96 B s l h^2 (1 + s/(6h) + V/(16 l h)). selective: Korthikanti et al. 2022, Sec. 6,
-    hardware FLOPs 72 B s l h^2 (1 + s/(3h) + V/(12 l h)), i.e. the attention-score term
-    counted twice.
-    """
-    if recompute == "full":
-        return (
-            2.0 * arch.layers * matmul_params_per_layer(arch)
-            + attention_score_flops_per_token(arch) / 3.0
-        )
-    if recompute == "selective":
-        return attention_score_flops_per_token(arch)
-    return 0.0

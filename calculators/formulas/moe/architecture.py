@@ -14,6 +14,12 @@ from typing import TYPE_CHECKING
 # ``formulas.moe.layers`` and ``cluster_sizing.moe`` import this module as ``moe`` and
 # read the model's classes through it (``moe.MoeArchitecture``, ``moe.LatentAttention``):
 # exported here as well as in ``shape``, where they are defined.
+from calculators.formulas.model.flops import (
+    DEFAULT_FLOP_COUNT,
+    FlopCount,
+    attention_score_flops,
+    model_flops_per_token,
+)
 from calculators.formulas.moe.shape import LatentAttention as LatentAttention  # noqa: PLC0414
 from calculators.formulas.moe.shape import MoeArchitecture as MoeArchitecture  # noqa: PLC0414
 from calculators.formulas.moe.shape import check
@@ -196,14 +202,51 @@ def active_matmul_params(model: MoeArchitecture) -> int:
     return active_params(model) - embedding_params(model) + tied_head
 
 
+def flop_params(model: MoeArchitecture, *, include_mtp: bool = True) -> int:
+    """N for 6N: the active matmul weights, and, with ``include_mtp``, each MTP module's
+    active weights and its second pass through the shared output head (V x h): the
+    modules train with the model (DeepSeek-V3 report, Sec. 2.2), so their FLOPs are in C
+    (about 4.4% of DeepSeek-V3's 6N)."""
+    params = active_matmul_params(model)
+    if include_mtp:
+        params += mtp_active_params(model) + model.mtp_modules * model.vocab * model.hidden
+    return params
+
+
 def training_flops_per_token(model: MoeArchitecture, *, include_mtp: bool = False) -> float:
     """6 N_active per token (Kaplan et al. 2020, Sec. 2.1, with N the active matmul
     weights), router included; ``include_mtp`` adds the MTP modules and their second pass
     through the shared output head. C = 6 N_active D for D tokens."""
-    params = active_matmul_params(model)
-    if include_mtp:
-        params += mtp_active_params(model) + model.mtp_modules * model.vocab * model.hidden
-    return 6.0 * params
+    return 6.0 * flop_params(model, include_mtp=include_mtp)
+
+
+def full_attention_flops(model: MoeArchitecture, seq_len: int, *,
+                         include_mtp: bool = True) -> float:
+    """Training FLOPs per token of the attention scores over the whole s x s matrix
+    (formulas.model.flops.attention_score_flops): every layer's, and each MTP module's
+    block with ``include_mtp``. MLA's queries and keys are d_nope + d_rope wide and its
+    values d_v: DeepSeek-V3 at 4,096 tokens, 6 x 61 x 4,096 x 128 x (192 + 128) = 61.4
+    GFLOP per token."""
+    check(seq_len >= 1, "seq_len must be >= 1")
+    a = model.attention
+    if isinstance(a, LatentAttention):
+        qk, v = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
+    else:
+        qk = v = a.head_dim
+    layers = model.layers + (model.mtp_modules if include_mtp else 0)
+    return attention_score_flops(layers=layers, seq_len=seq_len, heads=a.heads,
+                                 qk_head_dim=qk, v_head_dim=v)
+
+
+def moe_model_flops_per_token(model: MoeArchitecture, seq_len: int,
+                              count: FlopCount = DEFAULT_FLOP_COUNT,
+                              flops_per_param_token: float = 6.0) -> float:
+    """Model FLOPs per token of a mixture of experts, the one count
+    (formulas.model.flops.model_flops_per_token) with the MTP modules in: k N_active
+    plus ``count``'s share of the attention scores."""
+    return model_flops_per_token(float(flop_params(model)),
+                                 full_attention_flops(model, seq_len), count,
+                                 flops_per_param_token)
 
 
 def router_flops_per_token(model: MoeArchitecture) -> float:
@@ -218,14 +261,7 @@ def router_flops_per_token(model: MoeArchitecture) -> float:
 def attention_score_flops_per_token(
     model: MoeArchitecture, seq_len: int, *, causal: bool = False
 ) -> float:
-    """Training FLOPs of QK^T and AV, which 6N leaves out: 6 n_h (d_qk + d_v) s per layer
-    (forward 2 n_h (d_qk + d_v) s, times 3). For MHA (d_qk = d_v = h / n_h) this is PaLM's
-    12 L h s (Chowdhery et al. 2022, App. B); ``causal`` halves it (mean context s/2)."""
-    check(seq_len >= 1, "seq_len must be >= 1")
-    a = model.attention
-    if isinstance(a, LatentAttention):
-        width = a.heads * (a.qk_nope_head_dim + a.qk_rope_head_dim + a.v_head_dim)
-    else:
-        width = a.heads * 2 * a.head_dim
-    context = seq_len / 2 if causal else seq_len
-    return 6.0 * model.layers * width * context
+    """The main model's attention scores, which 6N leaves out: ``full_attention_flops``
+    without the MTP modules, halved under a causal mask (``causal``)."""
+    full = full_attention_flops(model, seq_len, include_mtp=False)
+    return full / 2 if causal else full

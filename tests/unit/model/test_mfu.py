@@ -9,7 +9,10 @@ from hypothesis import strategies as st
 import calculators
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.model.flops import (
-    megatron_model_flops_per_token,
+    CAUSAL_ATTENTION,
+    FULL_ATTENTION,
+    SIX_N,
+    dense_model_flops_per_token,
     recompute_flops_per_token,
 )
 
@@ -23,13 +26,60 @@ def test_flops_per_token_match_the_papers_closed_forms() -> None:
     s, layers, h, v = 2048, 96, 12288, 51200
     arch = Architecture(layers=layers, hidden=h, heads=96, kv_heads=96, head_dim=128,
                         ffn_hidden=4 * h, vocab=v, seq_len=s)
-    model = megatron_model_flops_per_token(arch)
+    model = dense_model_flops_per_token(arch, FULL_ATTENTION)
     assert model == pytest.approx(72 * layers * h**2 * (1 + s / (6 * h) + v / (12 * layers * h)))
-    full = model + recompute_flops_per_token(arch, "full")
+    full = model + recompute_flops_per_token(arch, "full", FULL_ATTENTION)
     assert full == pytest.approx(96 * layers * h**2 * (1 + s / (6 * h) + v / (16 * layers * h)))
-    selective = model + recompute_flops_per_token(arch, "selective")
+    selective = model + recompute_flops_per_token(arch, "selective", FULL_ATTENTION)
     assert selective == pytest.approx(
         72 * layers * h**2 * (1 + s / (3 * h) + v / (12 * layers * h)))
+
+
+#: Llama 3 8B (Dubey et al. 2024, Table 3; the released checkpoint: 8,030,261,248).
+LLAMA3_8B = {"layers": 32, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
+             "vocab": 128256, "seq_len": 8192, "gated_mlp": True, "biases": False,
+             "position_embedding": "rotary", "tied_embeddings": False}
+
+
+def test_every_count_takes_the_input_embedding_out_of_n_as_torchtitan_does() -> None:
+    # torchtitan, torchtitan/models/utils.py, get_dense_model_nparams_and_flops:
+    # 6 x (nparams - nparams_embedding) + 6 x n_layers x n_heads x head_dims x seq_len,
+    # head_dims = d_qk + d_v (Llama 3: 2 x 128): 57.9 GFLOP per token for Llama 3 8B.
+    # Before, "6N+attention" counted 6 x all 8.03B parameters: 5.4% more.
+    embedding = 128256 * 4096
+    torchtitan = 6 * (8_030_261_248 - embedding) + 6 * 32 * 32 * (2 * 128) * 8192
+    for count in ("6N+attention", "megatron"):
+        result = calculators.compute("mfu", **LLAMA3_8B, flop_count=count)
+        # Norm scales (266K of 7.5B weights) are all that separates the two counts.
+        assert result.value("model_flops_per_token") == pytest.approx(torchtitan, rel=5e-5)
+    six = calculators.compute("mfu", **LLAMA3_8B, flop_count="6N")
+    assert six.value("model_flops_per_token") == pytest.approx(
+        6 * (8_030_261_248 - embedding), rel=5e-5)
+    assert six.value("flop_params") == pytest.approx(8_030_261_248 - embedding, rel=5e-5)
+
+
+def test_the_causal_count_halves_the_scores_and_names_itself() -> None:
+    full = calculators.compute("mfu", **LLAMA3_8B, flop_count="6N+attention")
+    causal = calculators.compute("mfu", **LLAMA3_8B, flop_count="6N+causal_attention")
+    six = calculators.compute("mfu", **LLAMA3_8B, flop_count="6N")
+    scores = 6 * 32 * 32 * 256 * 8192
+    assert full.value("model_flops_per_token") - six.value("model_flops_per_token") == (
+        pytest.approx(scores))
+    assert causal.value("model_flops_per_token") - six.value("model_flops_per_token") == (
+        pytest.approx(scores / 2))
+    for result, label in ((full, FULL_ATTENTION.label), (causal, CAUSAL_ATTENTION.label),
+                          (six, SIX_N.label)):
+        assert any(label in note for note in result.computed.notes)
+
+
+def test_the_former_megatron_count_is_the_full_attention_count() -> None:
+    # Renamed in 2025 (issue 32): "megatron" named code that now halves causal attention.
+    # The old value still loads, from a link or the command line, as the count it was.
+    calc = calculators.REGISTRY["mfu"]
+    assert calc.param("flop_count").parse("megatron") == "6N+attention"
+    old = calculators.compute("mfu", flop_count="megatron")
+    new = calculators.compute("mfu", flop_count="6N+attention")
+    assert old.to_dict()["outputs"] == new.to_dict()["outputs"]
 
 
 def test_sc21_gpt3_140_tflops_is_the_default_hfu() -> None:
@@ -43,7 +93,7 @@ def test_sc21_gpt3_140_tflops_is_the_default_hfu() -> None:
 
 @given(step=st.floats(0.01, 1e4), gpus=st.integers(1, 100_000),
        recompute=st.sampled_from(["none", "selective", "full"]),
-       count=st.sampled_from(["6N", "6N+attention", "megatron"]))
+       count=st.sampled_from(["6N", "6N+attention", "6N+causal_attention", "megatron"]))
 def test_hfu_at_least_mfu_and_inverse_in_time(step: float, gpus: int, recompute: str,
                                               count: str) -> None:
     one = calculators.compute("mfu", step_time=step, num_gpus=gpus, recompute=recompute,
@@ -84,3 +134,13 @@ def test_a_peak_override_says_when_it_makes_the_precision_moot() -> None:
     assert moot.value("mfu") == same.value("mfu")
     assert any("override" in note and "FP8" in note for note in moot.computed.notes)
     assert not any("override" in note for note in same.computed.notes)
+
+
+def test_an_old_link_with_the_megatron_count_loads() -> None:
+    # A share link made before the rename carries flop_count:megatron; it must load, as
+    # the value the form now holds (the form's <select> has no "megatron" option).
+    from calculators.core import share
+
+    inputs, notices = share.decode_state(calculators.REGISTRY["mfu"], "flop_count:megatron")
+    assert inputs == {"flop_count": "6N+attention"}
+    assert not notices
