@@ -189,6 +189,34 @@ def failures_by_pool(run: RunInterruptions = LLAMA3_405B) -> dict[str, int]:
     return totals
 
 
+# --- Servers without GPUs (parameter servers) -----------------------------------------
+
+@dataclass(frozen=True)
+class FleetFailures:
+    """Machine failures counted over a fleet: ``failures`` among ``machines`` in
+    ``period_s``."""
+
+    name: str
+    source: str
+    machines: int
+    failures: int
+    period_s: float
+
+
+#: A parameter server is a CPU host: its job-stopping failures are Table 5's host rows
+#: (SSD, power supply, chassis, IO board, CPU, DRAM, unplanned host maintenance: 46 in
+#: 54 days on 2,048 hosts, one per 6.6 host-years; inputs.reliability.llama3_host_mtbf_s).
+#: Google's figure for commodity machines in a new cluster's first year, a pessimistic
+#: bound: "~1000 individual machine failures" (Dean, LADIS 2009 keynote, "Designs,
+#: Lessons and Advice from Building Large Distributed Systems"), in clusters of 1,800
+#: machines (Dean at Google I/O 2008, as CNET reported it). About 0.56 per machine-year.
+GOOGLE_NEW_CLUSTER = FleetFailures(
+    "Google, a new cluster's first year",
+    "Dean, LADIS 2009 keynote: ~1,000 machine failures in a new cluster's first year; "
+    "clusters of 1,800 machines (Google I/O 2008, reported by CNET)",
+    1_800, 1_000, 365 * SECONDS_PER_DAY)
+
+
 # --- Checkpoint and recovery assumptions (defaults of the goodput model) ---------------
 
 @dataclass(frozen=True)
@@ -220,13 +248,46 @@ GPU_TO_HOST_BYTES_PER_S = Assumption(
 DETECTION_S = Assumption(
     120.0, "assumption: crashes are seen at once, hangs at a timeout (PyTorch's NCCL "
     "default is 10 min; Llama 3 shortened it, Sec. 3.3.4)")
-#: From noticing to training again: reschedule, load the checkpoint, rebuild NCCL
-#: communicators. ASSUMED 8 min. Not published for Llama 3; FlashRecovery (2025)
-#: reports 150 s on 4,800 devices, a state of the art, and Gemini (Wang et al. 2023)
-#: was built because reloading from remote storage took much longer.
-RESTART_S = Assumption(
-    480.0, "assumption: reschedule, reload the checkpoint and rebuild communicators; "
-    "not published for Llama 3")
+# --- The restart, part by part (formulas.failures.restart) ---------------------------
+
+@dataclass(frozen=True)
+class InitMeasurement:
+    """NCCL communicator initialisation as a source reports it at one job size."""
+
+    source: str
+    gpus: int
+    seconds: float
+
+
+#: Stock NCCL's initialisation of a 96K-GPU job, about 265 s, which Meta's NCCLX cuts
+#: 11-fold (Si et al. 2025, "Collective Communication for 100k+ GPUs", arXiv
+#: 2510.20171). SECONDARY: read from a summary of the paper, not its text. Consistent
+#: with Meta's report of "2.5-minute init time at large scale (e.g. above certain K
+#: GPUs)" on NCCL's default path (NVIDIA/nccl#1156, 2024).
+NCCL_INIT_AT_96K = InitMeasurement(
+    "Si et al. 2025 (Meta, NCCLX), arXiv 2510.20171: stock NCCL at 96K GPUs (secondary)",
+    96_000, 265.0)
+#: NCCL's initialisation per GPU in the job: linear through the 96K-GPU figure, as the
+#: bootstrap's ring allgather of N - 1 steps suggests (NVIDIA/nccl PR #1791).
+COMM_INIT_PER_GPU_S = Assumption(
+    NCCL_INIT_AT_96K.seconds / NCCL_INIT_AT_96K.gpus,
+    "linear in the GPU count through stock NCCL's ~265 s at 96K GPUs (Meta's NCCLX "
+    "paper, Si et al. 2025; secondary); the bootstrap is a ring of N - 1 steps "
+    "(NVIDIA/nccl PR #1791)")
+#: Reschedule and start: the scheduler allocates the nodes (hot spares stand by),
+#: containers and processes start, the framework imports, builds the model and its CUDA
+#: contexts. ASSUMED 5 min. Not published for Llama 3; FlashRecovery (arXiv 2509.03047,
+#: 2025) restores a 4,800-device job in 150 s in all, a state of the art.
+STARTUP_S = Assumption(
+    300.0, "assumption: allocate nodes, start containers and processes, build the model; "
+    "not published for Llama 3 (FlashRecovery restores 4,800 devices in 150 s in all)")
+#: The first steps after a restart run slow: kernel autotuning and compilation caches,
+#: CUDA graph capture, the data loader refilling its buffers. ASSUMED 2 min.
+WARMUP_S = Assumption(
+    120.0, "assumption: autotuning, compilation and CUDA graph caches, data loader refill")
+#: With the two above and NCCL's 45 s at 16,384 GPUs, a restart of Llama 3's job takes
+#: about 8 minutes, the single figure the guide assumed before it had parts.
+
 #: Waiting for a healthy node when no hot spare stands by. ASSUMED 1 h.
 REPLACEMENT_S = Assumption(3_600.0, "assumption: finding or draining a healthy node")
 #: Share of unexpected interruptions that take a node out: Llama 3's "about 78%"

@@ -66,13 +66,19 @@ _DECLARED: tuple[Param, ...] = (
           help="Wall-clock days the training run may take. Default 34: Narayanan et al. "
                "2021's estimate for GPT-3 on 1,024 A100s (Sec. 5.1)."),
     replace(training.UTILIZATION_PARAM, default=0.3365,
-            help="Achieved fraction of peak over the whole run (MFU), an assumption. "
+            help="Achieved fraction of peak on the steps that run (MFU), an assumption; "
+                 "failures, restarts and checkpoints are the goodput's. An MFU read from a "
+                 "run's total GPU-hours (as DeepSeek-V3's) already contains them: give "
+                 "it with goodput 1, or they are counted twice. "
                  "Default 33.65%: Megatron's 140 TFLOP/s per A100 for GPT-3, which "
                  "Narayanan et al. 2021 count as 8ND with full recomputation (Eq. 4, "
-                 "Sec. 5.1), is 140 x 6/8 = 105 TFLOP/s of model FLOPs (6ND), 33.65% of "
-                 "312. Llama 3 405B reached 38-43% on H100s (Dubey et al. 2024, Table 4). "
+                 "Sec. 5.1), is 140 x 6/8 = 105 TFLOP/s of model FLOPs (6ND, as "
+                 "flop_count 6N counts), 33.65% of 312; counted with the whole attention "
+                 "term (Eq. 3), 33.68%. Llama 3 405B reached 38-43% on H100s (Dubey et al. "
+                 "2024, Table 4), in PaLM's count. The MFU must be in flop_count's count. "
                  "The run can be no faster than the planner's step model allows for its "
                  "layout: wall-clock time is the longer of the two."),
+    training.FLOP_COUNT_PARAM,
     replace(training.FLOPS_PER_PARAM_TOKEN_PARAM, default=6.0,
             help="6 when the utilisation is an MFU (Kaplan et al. 2020, Sec. 2.1), "
                  "whatever the layout recomputes; 8 counts the extra forward pass of full "
@@ -84,8 +90,10 @@ _DECLARED: tuple[Param, ...] = (
     Param("params", "Parameters N (override)", "float", None, unit="param", minimum=1,
           maximum=1e16, optional=True,
           placeholder="from the architecture",
-          help="N in C = 6ND. Blank: counted from the architecture (model_params). The "
-               "planner always uses the architecture."),
+          help="N in 6N, the weights a token multiplies, and the checkpoint's count. "
+               "Blank: from the architecture, its matrices and output layer (the input "
+               "embedding, a lookup, left out) for 6N and every parameter (model_params) "
+               "for the checkpoint. The planner always uses the architecture."),
     training.TOKENS_PARAM,
     Param("global_batch", "Global batch", "int", 1536, unit="sequence", minimum=1,
           maximum=100_000_000,
@@ -170,7 +178,8 @@ _DECLARED: tuple[Param, ...] = (
 #: example sets it. Labels say which kind of model an input is for.
 _DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
 #: Dense inputs an MoE reads too (same meaning: inputs.moe).
-_SHARED = (*_SHARED_NAMES, "tokens", "global_batch", "seq_len", "bytes_per_token")
+_SHARED = (*_SHARED_NAMES, "tokens", "global_batch", "seq_len", "bytes_per_token",
+           "flop_count")
 _MOE = (*(p.name for p in _MOE_ONLY), *(p.name for p in EXPERT_COMM_PARAMS), "ep_overlap")
 _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
            "rows_per_table", "embedding_dim", "num_sparse_features", "pooling_factor",
@@ -232,8 +241,9 @@ OUTPUTS: tuple[Output, ...] = (
     Output("intra_node_bandwidth_needed", "In-node bandwidth needed per GPU", "B/s",
            help="Dense: the in-node bytes per step over the step time at the assumed MFU."),
     Output("inter_node_bandwidth_needed", "Network bandwidth needed per GPU", "B/s",
-           help="Dense: to hide behind compute at the assumed MFU. Sparse: to fit the step "
-                "budget the deadline allows."),
+           help="Dense: to hide behind compute at the assumed MFU. Mixture of experts: "
+                "over the step the training time rests on (the planner's when it is the "
+                "longer). Sparse: to fit the step budget the deadline allows."),
     Output("inter_node_bandwidth_available", "Network line rate per GPU", "B/s"),
     Output("embedding_bytes", "Embedding tables + optimizer state", "B"),
     Output("gpus_for_tables", "GPUs to hold the tables", "GPU", "count"),
@@ -251,7 +261,8 @@ OUTPUTS: tuple[Output, ...] = (
                 "interruption rate (Llama 3's per GPU)."),
     Output("checkpoint_write_time", "Checkpoint write time", "s", "duration",
            help="Checkpoint / min(nodes x 25 GB/s, 2 TB/s): assumed storage (goodput "
-                "calculator)."),
+                "calculator); parameter servers write their tables at most at their NIC's "
+                "rate, so no faster than tables / (servers x NIC)."),
     Output("cost_usd", "Cost", "USD", "usd"),
     Output("energy_kwh", "Energy", "kWh", "count"),
     Output("co2_tonnes", "Emissions", "tCO2e", "count"),
@@ -264,16 +275,18 @@ def size_cluster(inputs: Inputs) -> Computed:
     if inputs.text("model_kind") == "dense":
         size_dense(inputs, machine, report)
         report.notes.append(
-            "Assumed: the MFU is end to end; the planner's own step model (every "
+            "Assumed: the MFU is that of the steps that run (failures are the "
+            "goodput's); the planner's own step model (every "
             "operation at its measured kernel and link speed) bounds it: the training "
             "time is the longer of the two estimates, and the wall-clock time that over "
             "the goodput.")
     elif inputs.text("model_kind") == "moe":
         size_moe(inputs, machine, report)
         report.notes.append(
-            "Assumed: the MFU is end to end and counts the active parameters (6 N_active "
-            "D); the expert-parallel planner's step model bounds it, its alltoalls hidden "
-            "behind another micro-batch's compute at the overlap efficiency.")
+            "Assumed: the MFU is that of the steps that run (failures are the goodput's) "
+            "and counts the active parameters (6 N_active D); the expert-parallel "
+            "planner's step model bounds it, its alltoalls hidden behind another "
+            "micro-batch's compute at the overlap efficiency.")
     else:
         size_sparse(inputs, machine, report)
         report.notes.append(

@@ -12,16 +12,20 @@ from calculators.cluster_sizing.machine import (
     deadline_row,
     empty_layout,
     fmt,
+    missed_deadline,
     money,
     storage,
 )
 from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
 from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
-from calculators.formulas.model.architecture import total_params
+from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
+    FlopCount,
+    dense_attention_flops,
+    dense_model_flops_per_token,
+    flop_count,
     gpu_seconds,
-    megatron_model_flops_per_token,
-    training_flops,
+    model_flops_per_token,
 )
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.planner.layout import Layout  # noqa: TC001 - annotates a nested function
@@ -29,8 +33,9 @@ from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture
 
 if TYPE_CHECKING:
     from calculators.cluster_sizing.machine import Machine, Report
-    from calculators.cluster_sizing.steps import Plan
+    from calculators.cluster_sizing.steps import Plan, Scan
     from calculators.core.calculator import Inputs
+    from calculators.formulas.model.architecture import Architecture
 
 
 def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
@@ -39,7 +44,8 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     counted = float(total_params(arch))
     params = inputs.opt("params") or counted
     tokens = inputs.num("tokens")
-    total = training_flops(params, tokens, machine.k)
+    count, flop_params, per_token = _model_flops(inputs, arch, machine.k)
+    total = per_token * tokens
     exact = machine.gpus_for(total)
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
     checkpoint = params * checkpoint_bytes_per_param(per_param)
@@ -58,12 +64,13 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
         return steps * lay.step_s / failures.at(gpus).value <= machine.deadline_s
 
     scan = scan_for_layout(plan_raw, max(math.ceil(exact), floor), machine.per_node,
-                           "nic_bandwidth", in_time)
+                           "nic_bandwidth", in_time,
+                           time_of=failures.wall_clock_of(total, steps))
     n = scan.num_gpus
     plan = scan.plan
     lay = plan.choose(in_time) if plan is not None else None
-    run = RunTime.of(machine, n, lay, total=total, step_flops=training_flops(
-        params, batch_tokens, machine.k), steps=steps)
+    run = RunTime.of(machine, n, lay, total=total, step_flops=per_token * batch_tokens,
+                     steps=steps)
     goodput = failures.at(n).value  # the share of wall-clock that trains
     wall_days, wall_hours = run.days / goodput, run.hours / goodput
     report.values.update(
@@ -75,21 +82,18 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     if inputs["params"] is not None and abs(params / counted - 1) > 0.05:
         report.notes.append(f"N = {fmt(params, '', 'count')} differs from the architecture's "
                             f"{fmt(counted, '', 'count')}; the planner lays out the architecture.")
-    report.row("Training compute C", fmt(total, "FLOP", "sci"),
-               f"{machine.k:g} x N x D with N = {fmt(params, '', 'count')}, D = "
-               f"{fmt(tokens, 'tokens', 'count')} "
-               "(training_compute)")
+    report.row("Training compute C", fmt(total, "FLOP", "sci"), _compute_why(
+        count, machine.k, flop_params, per_token, tokens, given=inputs["params"] is not None))
     deadline_row(report, machine, exact, run.compute_hours)
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states per parameter spread over every GPU "
                f"must fit in {fmt(machine.capacity, 'B')} (ZeRO-3's best case)")
-    tried = scan.tried_text
     why = (f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
            "whose parallel_plan winner fits and, by the planner's own step time, meets "
-           f"the deadline ({tried})" if scan.fast_enough else
-           f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
-           f"whose parallel_plan winner fits; none within the search met the deadline by "
-           f"the planner's step time ({tried})")
+           f"the deadline ({scan.tried_text})" if scan.fast_enough else
+           f"none of the whole {machine.per_node}-GPU node counts tried from "
+           f"{scan.start_gpus:,} GPUs meets the deadline by the planner's step time "
+           f"({scan.tried_text}): {scan.fallback_text}, by wall-clock")
     report.row("GPUs", machine.nodes_text(n), why)
     if floor > math.ceil(exact):
         report.notes.append(f"Memory, not the deadline, sets the GPU count: {floor:,} GPUs "
@@ -107,8 +111,8 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
             "out. Try a larger batch, recomputation-friendly shapes or a larger GPU.")
     else:
         planner_mfu = _layout(report, machine, plan, lay, step=run.step_s, steps=steps,
-                              batch_tokens=batch_tokens)
-        _wall_clock(report, machine, lay, run, planner_mfu)
+                              batch_tokens=batch_tokens, count=count)
+        _wall_clock(report, machine, lay, run, planner_mfu, scan=scan, goodput=goodput)
     per_token = inputs.opt("bytes_per_token") or (2.0 if arch.vocab <= 65_536 else 4.0)
     storage(report, machine, n, rate=tokens / (run.days * SECONDS_PER_DAY), item_bytes=per_token,
             items=tokens, what="tokens")
@@ -154,15 +158,29 @@ class RunTime:
         return self.gpus * self.planner_days * 24.0
 
 
+def _late_with_failures(report: Report, machine: Machine, scan: Scan, run: RunTime,
+                        goodput: float) -> None:
+    """Warn when the run is late only once failures are counted (``_layout`` warns when
+    the planner's training time alone is past the deadline)."""
+    wall_s = run.days / goodput * SECONDS_PER_DAY
+    if (wall_s > machine.deadline_s * (1 + 1e-9)
+            and run.planner_days * SECONDS_PER_DAY <= machine.deadline_s):
+        missed_deadline(report, machine, scan.num_gpus, wall_days=wall_s / SECONDS_PER_DAY,
+                        training_days=run.days, goodput=goodput,
+                        why=f"no count tried meets it ({scan.tried_text}); "
+                            f"{scan.num_gpus:,} GPUs is {scan.fallback_text}")
+
+
 def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
-                planner_mfu: float) -> None:
+                planner_mfu: float, *, scan: Scan, goodput: float) -> None:
     """The training time before failures: the longer of the two estimates, and why (the
-    goodput row and the wall-clock row, which divides this by the goodput, follow)."""
+    goodput row and the wall-clock row, which divides this by the goodput, follow); and
+    the warning if only failures make the run late."""
+    _late_with_failures(report, machine, scan, run, goodput)
     compute_days, planner_days = run.compute_days, run.planner_days
     both = (f"the longer of {fmt(compute_days, 'days', 'fixed')} at the assumed "
-            f"{machine.mfu:.1%} MFU ({machine.k:g}ND) and {fmt(planner_days, 'days', 'fixed')} "
-            f"by the planner's step model ({planner_mfu:.1%} MFU in Megatron's count of "
-            "model FLOPs)")
+            f"{machine.mfu:.1%} MFU and {fmt(planner_days, 'days', 'fixed')} by the "
+            f"planner's step model ({planner_mfu:.1%} MFU in the same count of model FLOPs)")
     if planner_days > compute_days:
         name, waited = max(((part, t) for part, t in lay.parts() if part != "compute"),
                            key=lambda part: part[1])
@@ -183,13 +201,13 @@ def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
 
 
 def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: float,
-            steps: float, batch_tokens: int) -> float:
+            steps: float, batch_tokens: int, count: FlopCount) -> float:
     """The winning layout: memory headroom, traffic in and across nodes, and the
     planner's own estimate of the time; returns the MFU that estimate reaches."""
     n = plan.num_gpus
     headroom = machine.capacity - lay.memory_bytes
     planner_days = steps * lay.step_s / SECONDS_PER_DAY
-    planner_mfu = (megatron_model_flops_per_token(plan.arch) * batch_tokens
+    planner_mfu = (dense_model_flops_per_token(plan.arch, count) * batch_tokens
                    / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(
@@ -242,3 +260,25 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
             "bubbles. A larger "
             "global batch, a longer deadline or a faster GPU is needed.")
     return planner_mfu
+
+
+def _model_flops(inputs: Inputs, arch: Architecture, k: float) -> tuple[FlopCount, float, float]:
+    """Model FLOPs per token in the reader's count (formulas.model.flops, as
+    training_compute counts them), with N the weights a token multiplies."""
+    count = flop_count(inputs.text("flop_count"))
+    flop_params = inputs.opt("params") or float(matmul_params(arch))
+    return count, flop_params, model_flops_per_token(flop_params, dense_attention_flops(arch),
+                                                     count, k)
+
+
+def _compute_why(count: FlopCount, k: float, flop_params: float, per_token: float,
+                 tokens: float, *, given: bool) -> str:
+    """The "Training compute C" row's reason: the count, N and the attention's part."""
+    attention = per_token - k * flop_params
+    which = ("given" if given else
+             "the weights a token multiplies: the input embedding, a lookup, left out")
+    scores = (f"plus {fmt(attention * tokens, 'FLOP', 'sci')} of attention scores" if attention
+              else "no attention scores")
+    return (f"{k:g} x N x D with N = {fmt(flop_params, '', 'count')} ({which}), {scores}; D = "
+            f"{fmt(tokens, 'tokens', 'count')}. Counted as {count.label}, the count the "
+            "assumed MFU must be in too (flop_count; training_compute counts the same)")

@@ -98,6 +98,19 @@ def deadline_row(report: Report, machine: Machine, exact: float, compute_hours: 
                f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
 
 
+def missed_deadline(report: Report, machine: Machine, gpus: int, *, wall_days: float,
+                    training_days: float, goodput: float, why: str) -> None:
+    """The warning when the wall-clock at the count chosen is past the deadline (dense
+    and MoE), with ``why`` no count did better."""
+    lost = (f", {wall_days - training_days:,.1f} lost to failures at a goodput of "
+            f"{goodput:.1%}" if goodput < 1.0 else "")
+    report.warnings.append(
+        f"The run misses its {machine.deadline_s / SECONDS_PER_DAY:g}-day deadline: on "
+        f"{gpus:,} GPUs it takes {wall_days:,.1f} days of wall-clock ({training_days:,.1f} "
+        f"of training{lost}). {why[0].upper()}{why[1:]}. A larger global batch, a faster "
+        "network or GPU, or a longer deadline is needed.")
+
+
 def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) -> None:
     """Cost, energy and carbon from GPU-hours, as training_compute computes them."""
     cost = gpu_hours * inputs.num("price_per_gpu_hour")

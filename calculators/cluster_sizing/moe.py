@@ -14,6 +14,7 @@ from calculators.cluster_sizing.machine import (
     deadline_row,
     empty_layout,
     fmt,
+    missed_deadline,
     money,
     storage,
 )
@@ -21,9 +22,9 @@ from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layo
 from calculators.core.calculator import validate
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
-from calculators.formulas.model.flops import training_flops
+from calculators.formulas.model.flops import flop_count
 from calculators.formulas.moe import architecture as moe
-from calculators.formulas.moe.layers import model_flops_per_token, stand_in
+from calculators.formulas.moe.layers import stand_in
 from calculators.formulas.moe.planner import search
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.cluster import planner_cluster
@@ -35,6 +36,7 @@ if TYPE_CHECKING:
 
     from calculators.cluster_sizing.machine import Machine, Report
     from calculators.core.calculator import Inputs
+    from calculators.formulas.model.flops import FlopCount
     from calculators.formulas.planner.layout import Layout
 
 #: cluster_sizing's inputs that moe_plan reads under the same name.
@@ -91,10 +93,15 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
     parallel planner's scan makes it a layout."""
     model, plan_raw = _model(inputs)
     plan_raw["inter_node_bandwidth"] = machine.nic_per_gpu
-    active = float(moe.active_matmul_params(model))
+    # N_active with the MTP modules' pass, and the attention scores in the reader's
+    # count: the one count of model FLOPs (formulas.model.flops), as dense sizing has it.
+    count = flop_count(inputs.text("flop_count"))
+    active = float(moe.flop_params(model))
     held = float(moe.total_params(model) + moe.mtp_params(model))
     tokens = inputs.num("tokens")
-    total = training_flops(active, tokens, machine.k)
+    per_token = moe.moe_model_flops_per_token(model, inputs.whole("seq_len"), count,
+                                              machine.k)
+    total = per_token * tokens
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
     checkpoint = held * checkpoint_bytes_per_param(per_param)
     failures = Failures(inputs, machine, checkpoint)
@@ -107,11 +114,12 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
         return steps * lay.step_s / failures.at(lay.dims.gpus).value <= machine.deadline_s
 
     scan = scan_for_layout(plan_raw, max(math.ceil(exact), floor), machine.per_node,
-                           "nic_bandwidth", in_time, planner=moe_plan_at)
+                           "nic_bandwidth", in_time, planner=moe_plan_at,
+                           time_of=failures.wall_clock_of(total, steps))
     n, plan = scan.num_gpus, scan.plan
     lay = plan.choose(in_time) if plan is not None else None
-    run = RunTime.of(machine, n, lay, total=total, step_flops=training_flops(
-        active, batch_tokens, machine.k), steps=steps)
+    run = RunTime.of(machine, n, lay, total=total, step_flops=per_token * batch_tokens,
+                     steps=steps)
     goodput = failures.at(n).value
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
@@ -122,7 +130,12 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
     report.row("Training compute C", fmt(total, "FLOP", "sci"),
                f"{machine.k:g} x N_active x D with N_active = {fmt(active, '', 'count')} of "
                f"{fmt(held, '', 'count')} parameters (the weights a token multiplies, "
-               f"moe_params), D = {fmt(tokens, 'tokens', 'count')}")
+               f"moe_params, and the MTP modules' pass"
+               f"{'' if model.mtp_modules else ': none here'}), "
+               + (f"plus {fmt((per_token - machine.k * active) * tokens, 'FLOP', 'sci')} of "
+                  "attention scores" if count.attention_share else "no attention scores")
+               + f"; D = {fmt(tokens, 'tokens', 'count')}. Counted as {count.label}, "
+               "the count the assumed MFU must be in too (flop_count)")
     deadline_row(report, machine, exact, run.compute_hours)
     report.row("GPUs for memory (floor)", f"{floor:,}",
                f"{per_param.total:g} B of model states for each of the "
@@ -130,16 +143,27 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
                f"over every GPU must fit in {fmt(machine.capacity, 'B')}")
     report.row("GPUs", machine.nodes_text(n),
                f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
-               "whose moe_plan winner fits"
-               + (" and meets the deadline by the planner's step time" if scan.fast_enough
-                  else "; none met the deadline by the planner's step time")
-               + f" ({scan.tried_text})")
+               "whose moe_plan winner fits and meets the deadline by the planner's step "
+               f"time ({scan.tried_text})" if scan.fast_enough else
+               f"none of the whole {machine.per_node}-GPU node counts tried from "
+               f"{scan.start_gpus:,} GPUs meets the deadline by the planner's step time "
+               f"({scan.tried_text}): {scan.fallback_text}, by wall-clock")
     if plan is None or lay is None:
         _no_layout(report, machine, scan.start_gpus, scan.tried_text)
     else:
-        _layout(report, machine, plan, lay, model=model, step=run.step_s, steps=steps,
-                batch_tokens=batch_tokens)
+        # The traffic is set against the step the training time rests on: the planner's
+        # when it is the longer, else the assumed MFU's.
+        step = run.days * SECONDS_PER_DAY / steps
+        _layout(report, machine, plan, lay, model=model, step=step,
+                step_basis="the planner's" if run.planner_days > run.compute_days
+                else "the assumed MFU's", steps=steps, batch_tokens=batch_tokens,
+                count=count)
         _training_time(report, machine, run)
+        if run.days / goodput * SECONDS_PER_DAY > machine.deadline_s * (1 + 1e-9):
+            missed_deadline(report, machine, n, wall_days=run.days / goodput,
+                            training_days=run.days, goodput=goodput,
+                            why=f"no count tried meets it ({scan.tried_text}); {n:,} GPUs "
+                                f"is {scan.fallback_text}")
     storage(report, machine, n, rate=tokens / (run.days * SECONDS_PER_DAY),
             item_bytes=inputs.opt("bytes_per_token") or (2.0 if model.vocab <= 65_536 else 4.0),
             items=tokens, what="tokens")
@@ -167,15 +191,17 @@ def _training_time(report: Report, machine: Machine, run: RunTime) -> None:
     report.row("Training time (before failures)", f"{fmt(run.days, 'days', 'fixed')}: {longer}",
                f"the longer of {fmt(run.compute_days, 'days', 'fixed')} at the assumed "
                f"{machine.mfu:.1%} MFU and {fmt(run.planner_days, 'days', 'fixed')} by the "
-               "planner's step model")
+               "planner's step model (its MFU in the same count below)")
 
 
 def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
-            model: moe.MoeArchitecture, step: float, steps: float, batch_tokens: int) -> None:
-    """The winning layout: memory, the alltoall and the rest of the traffic."""
+            model: moe.MoeArchitecture, step: float, step_basis: str, steps: float,
+            batch_tokens: int, count: FlopCount) -> None:
+    """The winning layout: memory, the alltoall and the rest of the traffic, set against
+    ``step``, the step the training time rests on (``step_basis`` says whose)."""
     n, ep = plan.num_gpus, lay.dims.ep
-    planner_mfu = (model_flops_per_token(model, plan.arch.seq_len) * batch_tokens
-                   / (n * plan.cluster.peak_flops * lay.step_s))
+    planner_mfu = (moe.moe_model_flops_per_token(model, plan.arch.seq_len, count)
+                   * batch_tokens / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(
         tp=float(lay.tp), pp=float(lay.pp), dp=float(lay.dp), ep=float(ep),
@@ -203,12 +229,13 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
                f"behind; {lay.ep_exposed_s:.3g} s exposed")
     report.row("Network traffic per GPU", f"{fmt(traffic.inter_bytes, 'B')} per step = "
                f"{fmt(traffic.inter_bytes / step, 'B/s')}",
-               f"the alltoalls' share across nodes and the across-node phases of DP, at the "
-               f"assumed MFU's {fmt(step, 's')} step; the NICs give "
-               f"{fmt(machine.nic_per_gpu, 'B/s')} per GPU")
+               f"the alltoalls' share across nodes and the across-node phases of DP, over "
+               f"{step_basis} {fmt(step, 's')} step, which the training time rests on; the "
+               f"NICs give {fmt(machine.nic_per_gpu, 'B/s')} per GPU")
     report.row("Planner's estimate", f"{steps * lay.step_s / SECONDS_PER_DAY:,.1f} days at "
                f"{planner_mfu:.1%} MFU", f"{lay.step_s:.3g} s per step x {steps:,.0f} steps")
     if traffic.inter_bytes / step > machine.nic_per_gpu:
         report.warnings.append(
             f"The layout needs {fmt(traffic.inter_bytes / step, 'B/s')} of network per GPU "
-            f"at the assumed MFU, more than the {fmt(machine.nic_per_gpu, 'B/s')} line rate.")
+            f"over {step_basis} {fmt(step, 's')} step, which the training time rests on, "
+            f"more than the {fmt(machine.nic_per_gpu, 'B/s')} line rate.")

@@ -18,6 +18,7 @@ from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
 from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import gpu_seconds, training_flops
 from calculators.formulas.parallel.memory import state_bytes
+from calculators.inputs.reliability import Hosts
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -133,9 +134,13 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                 + training.allreduce.bytes_sent_per_rank)
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
     checkpoint = emb.total_bytes + dense_params * checkpoint_bytes_per_param(per_param)
-    # Goodput at the count chosen: the PS hosts fail too, and write their tables.
-    failures = Failures(inputs, machine, checkpoint,
-                        extra_hosts=side.servers if side.mode == "ps" else 0)
+    # Goodput at the count chosen: the PS hosts fail too (Llama 3's host rows per host),
+    # and write their tables (and read them back) through their own NICs.
+    on_servers = emb.total_bytes + (dense_params * checkpoint_bytes_per_param(per_param)
+                                    if inputs.flag("dense_on_ps") else 0.0)
+    hosts = (Hosts(side.servers, on_servers, inputs.num("server_nic_bandwidth"))
+             if side.mode == "ps" else None)
+    failures = Failures(inputs, machine, checkpoint, hosts=hosts)
     goodput = failures.at(n).value
     empty_layout(report)
     report.values.update(
@@ -193,6 +198,9 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
     storage(report, machine, n, rate=samples / wall_s, item_bytes=inputs.num(
         "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
     report.row("Checkpoint", fmt(checkpoint, "B"),
-               "embedding tables with their optimizer state, plus the dense part")
+               "embedding tables with their optimizer state, plus the dense part" + (
+                   f"; each PS host writes its {fmt(on_servers / side.servers, 'B')} "
+                   f"through its {fmt(inputs.num('server_nic_bandwidth'), 'B/s')} NIC"
+                   if hosts is not None else ""))
     failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY)
     money(report, inputs, machine, hours / goodput)

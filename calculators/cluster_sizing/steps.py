@@ -130,11 +130,21 @@ class Scan:
     plan: Plan | None
     #: The winner at ``num_gpus`` passed the ``fast_enough`` test.
     fast_enough: bool
+    #: Of the counts tried, how many had a layout that fits (the fallback's choice).
+    fitting: int = 0
 
     @property
     def tried_text(self) -> str:
         """How many GPU counts the scan tried, in words."""
         return f"{self.tried} {'count' if self.tried == 1 else 'counts'} tried"
+
+    @property
+    def fallback_text(self) -> str:
+        """Which count the scan fell back to when none was fast enough, in words."""
+        if self.fitting <= 1:
+            return "the only count tried whose layout fits"
+        return (f"the fastest of the {self.fitting} counts tried whose layouts fit "
+                "(each compared at micro-batch 1, as the scan screens them)")
 
 
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
@@ -149,10 +159,14 @@ def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
 
 def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_node: int,
                     blame: str, fast_enough: Callable[[Layout], bool], *,
-                    planner: Planner | None = None) -> Scan:
+                    planner: Planner | None = None,
+                    time_of: Callable[[Layout], float] | None = None) -> Scan:
     """The smallest count of whole nodes with at least ``start_gpus`` GPUs whose
     planner winner (the layout parallel_plan recommends) is ``fast_enough``; failing that,
-    within the search budget, the smallest whose winner fits at all.
+    within the search budget, the count whose winner finishes soonest by ``time_of``
+    (the run's wall-clock with that layout), of those tried whose winner fits at all
+    (without ``time_of``, the smallest of them), compared by their screens as the scan
+    judges every count.
 
     Only counts that admit a layout are costed. Candidates are screened with
     micro-batch 1, the layouts with the least activation memory and the smallest
@@ -172,7 +186,6 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
     batch = int(str(plan_raw["global_batch"]))
     tried = evaluated = 0
     chosen: int | None = None
-    fallback: int | None = None
     screens: dict[int, Plan] = {}
     for n in candidate_counts(probe.arch, batch, gpus_per_node, first):
         if n > MAX_GPUS or tried >= MAX_NODE_COUNTS or evaluated >= MAX_EVALUATED_LAYOUTS:
@@ -187,18 +200,40 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
         evaluated += screen.considered
         screens[n] = screen
         best = screen.choose(fast_enough)
-        if best is None:
-            continue
-        if fast_enough(best):
+        if best is not None and fast_enough(best):
             chosen = n
             break
-        fallback = fallback or n
-    count = chosen or fallback
-    if count is None:
+    fitting = [n for n, screen in screens.items() if screen.choose(fast_enough) is not None]
+    if chosen is not None:
+        plan = plan_at_n(plan_raw, chosen, blame, screened=screens[chosen])
+        return Scan(first, chosen, tried, evaluated + plan.considered, plan,
+                    fast_enough=True, fitting=len(fitting))
+    if not fitting:
         return Scan(first, first, tried, evaluated, None, fast_enough=False)
-    plan = plan_at_n(plan_raw, count, blame, screened=screens[count])
-    return Scan(first, count, tried, evaluated + plan.considered, plan,
-                fast_enough=chosen is not None)
+    # Counts compared as the scan judges every count, by their screens; the one chosen
+    # then gets the full search. One whose full search has too many layouts gives way to
+    # the next fastest.
+    ranked = sorted(fitting, key=lambda n: (_time_of_screen(screens[n], fast_enough, time_of), n))
+    for count in ranked:
+        try:
+            plan = plan_at_n(plan_raw, count, blame, screened=screens[count])
+        except ValidationError as err:
+            if err.input_name != "num_gpus" or count == ranked[-1]:
+                raise
+            continue
+        return Scan(first, count, tried, evaluated + plan.considered, plan,
+                    fast_enough=False, fitting=len(fitting))
+    raise AssertionError("unreachable: the last count either returns or raises")
+
+
+def _time_of_screen(screen: Plan, fast_enough: Callable[[Layout], bool],
+                    time_of: Callable[[Layout], float] | None) -> float:
+    """A count's wall-clock by its screened winner (0 without ``time_of``: the smallest
+    count wins, as the scan's order has it)."""
+    lay = screen.choose(fast_enough)
+    if time_of is None:
+        return 0.0
+    return math.inf if lay is None else time_of(lay)
 
 
 def inter_node_share(ranks: int, per_node: int) -> float:

@@ -18,6 +18,7 @@ from calculators.core.calculator import Calculator, Computed, Table
 from calculators.core.spec import Output
 from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
+from calculators.formulas.failures.restart import RestartModel
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.goodput.charts import goodput_charts
 from calculators.goodput.params import HOUR, PARAMS
@@ -69,9 +70,12 @@ def plan_at(inputs: Inputs, gpus: int, *, asynchronous: bool | None = None,
     storage = gm.Storage(inputs.num("node_write_bandwidth"), inputs.num("storage_bandwidth"),
                          inputs.num("gpu_to_host_bandwidth"),
                          inputs.flag("asynchronous") if asynchronous is None else asynchronous)
-    recovery = gm.Recovery(inputs.num("detection_time"), inputs.num("restart_time"),
+    recovery = gm.Recovery(inputs.num("detection_time"), inputs.opt("restart_time"),
                            inputs.num("replacement_time"), inputs.num("hardware_fraction"),
-                           inputs.flag("hot_spares"), inputs.num("planned_stops_per_day"))
+                           inputs.flag("hot_spares"), inputs.num("planned_stops_per_day"),
+                           restart_model=RestartModel(inputs.num("startup_time"),
+                                                      inputs.num("comm_init_per_gpu"),
+                                                      inputs.num("warmup_time")))
     if interval_s is None and use_given_interval:
         interval_s = inputs.opt("checkpoint_interval")
     return gm.plan_goodput(mtbi_s=mtbi_s(inputs, gpus), checkpoint_bytes=checkpoint_bytes(inputs),
@@ -93,6 +97,20 @@ def _day_split(plan: gm.GoodputPlan, planned_per_day: float, restart_s: float) -
     return Table(("time", "hours per day", "share"),
                  tuple((name, f"{value:.2f}", f"{value / hours:.1%}") for name, value in rows),
                  "A day of wall-clock, first-order split")
+
+
+def _restart_note(plan: gm.GoodputPlan, *, given: bool) -> str:
+    """The restart's parts at this size, and whether the given time replaced them."""
+    parts = plan.restart_parts
+    if parts is None:
+        return f"Restart: {units.format_value(plan.restart_s, 's', 'duration')}."
+    listed = ", ".join(f"{name} {units.format_value(t, 's', 'duration')}"
+                       for name, t in parts.rows())
+    modelled = units.format_value(parts.total_s, "s", "duration")
+    if given:
+        return (f"Restart: the given {units.format_value(plan.restart_s, 's', 'duration')} "
+                f"replaces the model's {modelled} ({listed}).")
+    return f"Restart: {modelled} at this size ({listed})."
 
 
 def _goodput(inputs: Inputs) -> Computed:
@@ -142,6 +160,7 @@ def _goodput(inputs: Inputs) -> Computed:
             f"{units.format_value(plan.young_interval_s, 's', 'duration')}; Daly 2006's "
             f"Eq. 37 takes {units.format_value(plan.interval_s, 's', 'duration')}, "
             "shorter by about two thirds of the stall.")
+    notes.append(_restart_note(plan, given=inputs["restart_time"] is not None))
     if not inputs.flag("hot_spares"):
         notes.append(f"Hot spares would save {hardware * inputs.num('replacement_time') / 60:.3g}"
                      " min per interruption on average.")
@@ -158,13 +177,14 @@ def _goodput(inputs: Inputs) -> Computed:
             "young_interval": plan.young_interval_s,
             "lost_work_per_failure": plan.lost_work_s,
             "recovery_time": plan.downtime_s,
+            "time_to_restart": plan.restart_s,
             "extra_days": extra_days,
             "extra_cost_usd": extra_cost,
             "spare_nodes": spares,
         },
         warnings=warnings,
         notes=notes,
-        table=_day_split(plan, inputs.num("planned_stops_per_day"), inputs.num("restart_time")),
+        table=_day_split(plan, inputs.num("planned_stops_per_day"), plan.restart_s),
         chart=goodput_charts(inputs, plan, plan_at),
     )
 
@@ -181,6 +201,8 @@ OUTPUTS: tuple[Output, ...] = (
     Output("checkpoint_stall", "Training stalled per checkpoint", "s", "duration"),
     Output("young_interval", "Young's interval (first order)", "s", "duration"),
     Output("lost_work_per_failure", "Work recomputed per interruption", "s", "duration"),
+    Output("time_to_restart", "Restart", "s", "duration",
+           help="Given, or the sum of its parts at this size (the notes list them)."),
     Output("recovery_time", "Downtime per interruption", "s", "duration",
            help="Detection + restart, + the wait for a node without hot spares."),
     Output("extra_days", "Days added by failures and checkpoints", "days", "fixed"),

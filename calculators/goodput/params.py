@@ -140,8 +140,24 @@ PARAMS: tuple[Param, ...] = (
     # --- recovery
     _time("detection_time", "Detection time", fr.DETECTION_S.value,
           f"From failure to noticing it. Default 2 min, an {fr.DETECTION_S.basis}."),
-    _time("restart_time", "Restart time", fr.RESTART_S.value,
-          f"From noticing to training again. Default 8 min, an {fr.RESTART_S.basis}."),
+    Param("restart_time", "Restart time (override)", "float", None, unit="s", minimum=0,
+          maximum=MAX_TIME_S, optional=True, placeholder="from its parts, below",
+          help="From noticing a failure to training at full speed again. Blank: the sum "
+               "of its parts at this job's size: start-up, NCCL's communicator "
+               "initialisation (grows with the GPUs), reading the checkpoint back (at "
+               "the write bandwidths above) and warm-up."),
+    _time("startup_time", "Restart: reschedule and start", fr.STARTUP_S.value,
+          f"Allocate nodes, start containers and processes, build the model. Default "
+          f"5 min, an {fr.STARTUP_S.basis}.", advanced=True),
+    Param("comm_init_per_gpu", "Restart: NCCL initialisation per GPU", "float",
+          fr.COMM_INIT_PER_GPU_S.value, unit="s", minimum=0, maximum=1.0, advanced=True,
+          help="Communicator initialisation grows with the job: this many seconds per "
+               f"GPU. Default {fr.COMM_INIT_PER_GPU_S.value * 1e3:.3g} ms: "
+               f"{fr.COMM_INIT_PER_GPU_S.basis}. NCCL 2.23's scalable initialisation and "
+               "NCCLX are faster."),
+    _time("warmup_time", "Restart: warm-up", fr.WARMUP_S.value,
+          f"Slow first steps after a restart. Default 2 min, an {fr.WARMUP_S.basis}.",
+          advanced=True),
     Param("hot_spares", "Hot spares", "bool", True,
           help="Healthy nodes standing by: a failed node is swapped at once. Without, "
                "the hardware share of interruptions also waits for a replacement."),

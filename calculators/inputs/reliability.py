@@ -14,8 +14,10 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import failure_rates as fr
 from calculators.core.spec import ValidationError
+from calculators.formulas.failures import checkpoints as ck
 from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
+from calculators.formulas.failures.restart import RestartModel
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -30,21 +32,33 @@ ASSUMED_STORAGE = gm.Storage(
     gpu_to_host_bytes_per_s=fr.GPU_TO_HOST_BYTES_PER_S.value,
     asynchronous=False,
 )
-#: The catalogue's recovery assumptions, with hot spares and Llama 3's planned stops.
+#: The catalogue's restart, part by part (formulas.failures.restart).
+ASSUMED_RESTART = RestartModel(
+    startup_s=fr.STARTUP_S.value,
+    comm_init_per_gpu_s=fr.COMM_INIT_PER_GPU_S.value,
+    warmup_s=fr.WARMUP_S.value,
+)
+#: The catalogue's recovery assumptions, with hot spares and Llama 3's planned stops;
+#: the restart modelled from its parts at the job's size.
 ASSUMED_RECOVERY = gm.Recovery(
     detection_s=fr.DETECTION_S.value,
-    restart_s=fr.RESTART_S.value,
+    restart_s=None,
     replacement_s=fr.REPLACEMENT_S.value,
     hardware_fraction=fr.HARDWARE_FRACTION.value,
     hot_spares=True,
     planned_per_day=fr.PLANNED_PER_DAY.value,
+    restart_model=ASSUMED_RESTART,
 )
 #: What the estimate assumes, in one sentence for notes and help.
 ESTIMATE_BASIS = (
-    "Llama 3's 419 unexpected interruptions in 54 days on 16,384 GPUs scaled per GPU, "
-    "its 47 planned stops, a synchronous checkpoint of the weights and optimizer state at "
-    "25 GB/s per node up to 2 TB/s, Daly's interval, 10 minutes from failure to training "
-    "again, hot spares"
+    "Llama 3's 419 unexpected interruptions in 54 days on 16,384 GPUs scaled per GPU "
+    "(and its host rows per parameter-server host), its 47 planned stops, a synchronous "
+    "checkpoint of the weights and optimizer state at 25 GB/s per node (a parameter "
+    "server at most its NIC) up to 2 TB/s, Daly's interval, "
+    f"{fr.DETECTION_S.value / 60:g} minutes to notice a failure and a restart of "
+    f"{fr.STARTUP_S.value / 60:g} minutes' start-up, NCCL's initialisation at "
+    f"{fr.COMM_INIT_PER_GPU_S.value * 1e3:.3g} ms per GPU, the checkpoint read back and "
+    f"{fr.WARMUP_S.value / 60:g} minutes' warm-up, hot spares"
 )
 
 
@@ -63,15 +77,33 @@ def llama3_host_mtbf_s() -> float:
                           run.period_s)
 
 
+@dataclass(frozen=True)
+class Hosts:
+    """CPU hosts in the job besides the GPU nodes (parameter servers): how many, the
+    checkpoint bytes they hold between them, and each one's NIC bandwidth."""
+
+    count: int
+    checkpoint_bytes: float
+    nic_bytes_per_s: float
+
+    def writers(self) -> ck.Writers:
+        """They write (and read back) their shares at the smaller of the storage link
+        the catalogue assumes per node and their own NIC."""
+        return ck.Writers(self.count, self.checkpoint_bytes,
+                          min(ASSUMED_STORAGE.node_write_bytes_per_s, self.nic_bytes_per_s))
+
+
 def estimate_goodput(gpus: int, gpus_per_node: int, checkpoint_bytes: float, *,
-                     extra_hosts: int = 0, extra_writers: int = 0) -> gm.GoodputPlan:
-    """The goodput model at this size with the catalogue's assumptions. ``extra_hosts``
-    (CPU hosts such as parameter servers) fail at Llama 3's per-host rate and write
-    their share of the checkpoint alongside the GPU nodes (``extra_writers``)."""
-    rate = math.fsum((gpus / llama3_gpu_mtbf_s(), extra_hosts / llama3_host_mtbf_s()))
+                     hosts: Hosts | None = None) -> gm.GoodputPlan:
+    """The goodput model at this size with the catalogue's assumptions. ``hosts`` (CPU
+    hosts such as parameter servers) fail at Llama 3's per-host rate and write their
+    share of the checkpoint alongside the GPU nodes, each at most at its NIC's rate."""
+    count = 0 if hosts is None else hosts.count
+    rate = math.fsum((gpus / llama3_gpu_mtbf_s(), count / llama3_host_mtbf_s()))
     return gm.plan_goodput(mtbi_s=1.0 / rate, checkpoint_bytes=checkpoint_bytes, gpus=gpus,
                            gpus_per_node=gpus_per_node, storage=ASSUMED_STORAGE,
-                           recovery=ASSUMED_RECOVERY, extra_writers=extra_writers)
+                           recovery=ASSUMED_RECOVERY,
+                           hosts=None if hosts is None else hosts.writers())
 
 
 @dataclass(frozen=True)
@@ -84,11 +116,10 @@ class Goodput:
 
 
 def goodput_for(inputs: Inputs, gpus: int, gpus_per_node: int, checkpoint_bytes: float, *,
-                extra_hosts: int = 0) -> Goodput:
+                hosts: Hosts | None = None) -> Goodput:
     """The ``goodput`` input if given, else the estimate; the plan is computed either
     way, so that the checkpoint interval and write time can be reported."""
-    plan = estimate_goodput(gpus, gpus_per_node, checkpoint_bytes, extra_hosts=extra_hosts,
-                            extra_writers=extra_hosts)
+    plan = estimate_goodput(gpus, gpus_per_node, checkpoint_bytes, hosts=hosts)
     if inputs["goodput"] is not None:
         return Goodput(inputs.num("goodput"), plan, estimated=False)
     if plan.goodput < MIN_GOODPUT:

@@ -35,6 +35,43 @@ def checkpoint_write_time_s(
     return checkpoint_bytes / min(nodes * node_write_bytes_per_s, storage_bytes_per_s)
 
 
+@dataclass(frozen=True)
+class Writers:
+    """``count`` hosts that hold ``bytes_total`` of a checkpoint between them, in equal
+    shares, each moving its share to or from storage at ``bytes_per_s``: the smaller of
+    its link to storage and its NIC (a parameter server's one port carries its tables)."""
+
+    count: int
+    bytes_total: float
+    bytes_per_s: float
+
+    def __post_init__(self) -> None:
+        if self.count < 1:
+            raise ValueError(f"count must be >= 1, got {self.count!r}")
+        _non_negative("bytes_total", self.bytes_total)
+        _positive("bytes_per_s", self.bytes_per_s)
+
+    @property
+    def alone_s(self) -> float:
+        """Time for this group to move its bytes with the storage never in the way."""
+        return self.bytes_total / (self.count * self.bytes_per_s)
+
+
+def sharded_transfer_time_s(groups: tuple[Writers, ...], storage_bytes_per_s: float) -> float:
+    """Time to write (or read back) a checkpoint sharded over groups of hosts that move
+    their shares at once: max(total / storage cap, each group's bytes / its summed
+    bandwidth). Derivation (a fluid bound, and reached): no schedule beats either term;
+    running every group at its bytes / T, with T that maximum, keeps each group within
+    its links and the sum within the cap. With one group it is
+    ``checkpoint_write_time_s``: bytes / min(hosts x bandwidth, cap)."""
+    if not groups:
+        raise ValueError("give at least one group of writers")
+    _positive("storage_bytes_per_s", storage_bytes_per_s)
+    total = math.fsum(group.bytes_total for group in groups)
+    _positive("checkpoint bytes", total)
+    return max(total / storage_bytes_per_s, *(group.alone_s for group in groups))
+
+
 def snapshot_time_s(checkpoint_bytes: float, gpus: int, gpu_to_host_bytes_per_s: float) -> float:
     """Time to copy each GPU's shard of the checkpoint to host memory, every GPU over
     its own PCIe link at once (``gpu_to_host_bytes_per_s`` per GPU, device to host):

@@ -18,6 +18,7 @@ from calculators.formulas.failures import checkpoints as ck
 from calculators.formulas.failures import reliability as rel
 
 if TYPE_CHECKING:
+    from calculators.formulas.failures.restart import RestartModel, RestartParts
     from calculators.formulas.parallel.memory import StateBytes
 
 SECONDS_PER_DAY = 86_400.0
@@ -76,14 +77,20 @@ class Storage:
 class Recovery:
     """What an interruption costs besides lost work: detection, node replacement (for
     the ``hardware_fraction`` that takes a node out, unless hot spares stand by),
-    restart from the checkpoint; and planned stops, each one restart."""
+    restart from the checkpoint; and planned stops, each one restart. The restart is
+    ``restart_s`` if given, else ``restart_model``'s parts at the job's size."""
 
     detection_s: float
-    restart_s: float
+    restart_s: float | None
     replacement_s: float
     hardware_fraction: float
     hot_spares: bool
     planned_per_day: float = 0.0
+    restart_model: RestartModel | None = None
+
+    def __post_init__(self) -> None:
+        if self.restart_s is None and self.restart_model is None:
+            raise ValueError("give a restart time or a restart model")
 
 
 @dataclass(frozen=True)
@@ -100,6 +107,9 @@ class GoodputPlan:
     interval_rule: str  # "daly", "given" or "persist" (raised to the persist time)
     young_interval_s: float
     downtime_s: float  # detection + replacement (without spares) + restart
+    restart_s: float  # the restart used: given, or the model's parts summed
+    restart_parts: RestartParts | None  # the model's parts at this size (if a model)
+    read_s: float  # reading the checkpoint back (at the write's rates)
     recovery_s: float  # what Daly's R stands for: downtime + async extra rework
     lost_work_s: float  # expected recomputation per interruption, async extra included
     goodput: float
@@ -120,21 +130,39 @@ def best_interval_s(cost: ck.CheckpointCost, mtbi_s: float) -> tuple[float, str]
     return (floor, "persist") if floor > tau else (tau, "daly")
 
 
+def writer_groups(checkpoint_bytes: float, gpus: int, gpus_per_node: int,
+                  node_bytes_per_s: float, hosts: ck.Writers | None = None,
+                  ) -> tuple[ck.Writers, ...]:
+    """Who holds the checkpoint: ``hosts`` without GPUs (parameter servers) their
+    ``bytes_total``, the GPU nodes the rest, in equal shares."""
+    nodes = max(1, math.ceil(gpus / gpus_per_node))
+    on_hosts = 0.0 if hosts is None else hosts.bytes_total
+    if on_hosts > checkpoint_bytes * (1 + 1e-12):
+        raise ValueError(f"the hosts hold {on_hosts!r} B of a {checkpoint_bytes!r} B checkpoint")
+    on_nodes = max(0.0, checkpoint_bytes - on_hosts)
+    groups = () if hosts is None else (hosts,)
+    if on_nodes > 0 or not groups:
+        groups = (ck.Writers(nodes, on_nodes, node_bytes_per_s), *groups)
+    return groups
+
+
 def plan_goodput(*, mtbi_s: float, checkpoint_bytes: float, gpus: int, gpus_per_node: int,
                  storage: Storage, recovery: Recovery, interval_s: float | None = None,
-                 extra_writers: int = 0) -> GoodputPlan:
+                 hosts: ck.Writers | None = None) -> GoodputPlan:
     """Goodput of a synchronous job, Daly 2006's model with the save costs above.
 
-    Steps: write time = bytes / min(nodes x node bandwidth, aggregate); an asynchronous
-    save stalls training only for the GPU -> host copy and adds the write time to the
-    rework of a failure (``checkpoints.checkpoint_cost``); the interval is the one given
-    or ``best_interval_s``; an interval shorter than persist - stall stretches the stall
-    to fill the gap. Recovery = detection + (replacement, without spares) + restart.
-    Planned stops then remove their restarts from each day. ``extra_writers`` are hosts
-    without GPUs that write their share too (parameter servers)."""
-    nodes = max(1, math.ceil(gpus / gpus_per_node)) + extra_writers
-    write = ck.checkpoint_write_time_s(checkpoint_bytes, nodes, storage.node_write_bytes_per_s,
-                                        storage.aggregate_bytes_per_s)
+    Steps: write time = the sharded transfer of ``writer_groups`` (GPU nodes at the
+    node bandwidth; ``hosts`` such as parameter servers at theirs, their NIC included)
+    under the storage's aggregate cap; an asynchronous save stalls training only for
+    the GPU -> host copy and adds the write time to the rework of a failure
+    (``checkpoints.checkpoint_cost``); the interval is the one given or
+    ``best_interval_s``; an interval shorter than persist - stall stretches the stall to
+    fill the gap. Restart = the given time, or the model's parts at ``gpus`` with the
+    checkpoint read back at the write's rates. Recovery = detection + (replacement,
+    without spares) + restart. Planned stops then remove their restarts from each day."""
+    groups = writer_groups(checkpoint_bytes, gpus, gpus_per_node,
+                           storage.node_write_bytes_per_s, hosts)
+    write = ck.sharded_transfer_time_s(groups, storage.aggregate_bytes_per_s)
     snapshot = ck.snapshot_time_s(checkpoint_bytes, gpus, storage.gpu_to_host_bytes_per_s)
     cost = ck.checkpoint_cost(write, snapshot, storage.asynchronous)
     if interval_s is None:
@@ -142,18 +170,23 @@ def plan_goodput(*, mtbi_s: float, checkpoint_bytes: float, gpus: int, gpus_per_
     else:
         tau, rule = interval_s, "given"
     stall = max(cost.stall_s, cost.persist_s - tau)
-    downtime = rel.recovery_time_s(recovery.detection_s, recovery.restart_s,
-                                   recovery.replacement_s, recovery.hardware_fraction,
-                                   recovery.hot_spares)
+    read = write  # a restart reads the same shares back over the same links (assumed)
+    parts = (None if recovery.restart_model is None
+             else recovery.restart_model.parts(gpus, read))
+    restart = (recovery.restart_s if recovery.restart_s is not None
+               else parts.total_s if parts is not None else 0.0)
+    downtime = rel.recovery_time_s(recovery.detection_s, restart, recovery.replacement_s,
+                                   recovery.hardware_fraction, recovery.hot_spares)
     mean_recovery = downtime + cost.extra_lost_s
     good = rel.daly_goodput(tau, stall, mean_recovery, mtbi_s)
     good = rel.goodput_with_planned_stops(good, recovery.planned_per_day, SECONDS_PER_DAY,
-                                          recovery.restart_s)
+                                          restart)
     young = rel.young_interval_s(stall, mtbi_s) if stall > 0 else mtbi_s
     return GoodputPlan(
         mtbi_s=mtbi_s, checkpoint_bytes=checkpoint_bytes, write_s=write, snapshot_s=snapshot,
         stall_s=stall, persist_s=cost.persist_s, interval_s=tau, interval_rule=rule,
-        young_interval_s=young, downtime_s=downtime, recovery_s=mean_recovery,
+        young_interval_s=young, downtime_s=downtime, restart_s=restart, restart_parts=parts,
+        read_s=read, recovery_s=mean_recovery,
         lost_work_s=rel.expected_lost_work_s(tau, stall, mtbi_s) + cost.extra_lost_s,
         goodput=good)
 

@@ -9,6 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import calculators
 import published_checks
 from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_STORAGE
 from calculators.formulas.failures import checkpoints as ck
@@ -237,29 +238,46 @@ def test_llama3_goodput_against_reported_effective_training_time() -> None:
     # - stall: 405B params x 14 B (BF16 weights + FP32 master + Adam moments; gradients
     #   are not saved) = 5.67 TB written at Tectonic's published 2 TB/s sustained: 2.83 s
     #   (2,048 hosts at an assumed 25 GB/s each would carry 51 TB/s: storage binds);
-    # - recovery: 10 min from failure to training (2 min to detect, 8 to restart), and
-    #   8 min for each planned stop (a restart only).
-    # How close: the model gives 92.2%, 2.2 points above the published lower bound. The
-    # goodput calculator's 2.835 s stall, 4.16-min interval and 92.2% are derived checks
-    # (published_checks.long_runs: llama3-checkpoint-stall, -interval, llama3-goodput-model,
-    # and llama3-recovery-budget for the 15.3 min below); these formulas give the same.
+    # - recovery: 2 min to detect, then a restart from its parts (formulas.failures.
+    #   restart): 5 min to reschedule and start, NCCL's initialisation at 265 s / 96K
+    #   GPUs per GPU (45 s here), the checkpoint read back (2.83 s) and 2 min of warm-up,
+    #   7.8 min in all, also for each planned stop.
+    # How close: the model gives 92.3%, 2.3 points above the published lower bound. The
+    # 2.835 s stall is a derived check (published_checks.long_runs: llama3-checkpoint-stall);
+    # these formulas give the goodput calculator's interval and goodput.
     mtbi = rel.observed_mtbi_s(LLAMA3_405B.unexpected, LLAMA3_405B.period_s)
     stall = ck.checkpoint_write_time_s(
         405e9 * 14, 2048, 25e9, LLAMA3_STORAGE.sustained_bytes_per_s
     )
     assert stall == pytest.approx(published_checks.get("llama3-checkpoint-stall").published)
     tau = rel.optimal_interval_s(stall, mtbi)
-    g = rel.daly_goodput(tau, stall, 10 * MINUTE, mtbi)
-    g = rel.goodput_with_planned_stops(g, LLAMA3_405B.planned, LLAMA3_405B.period_s, 8 * MINUTE)
-    # Model: 92.2%, consistent with ">90%"; checkpoint every 4.2 min.
-    interval = published_checks.get("llama3-checkpoint-interval")
-    assert tau == pytest.approx(interval.published, rel=interval.rel_tol)
-    assert g == pytest.approx(published_checks.get("llama3-goodput-model").published, abs=0.001)
+    restart = 5 * MINUTE + LLAMA3_405B.gpus * 265 / 96_000 + stall + 2 * MINUTE
+    g = rel.daly_goodput(tau, stall, 2 * MINUTE + restart, mtbi)
+    g = rel.goodput_with_planned_stops(g, LLAMA3_405B.planned, LLAMA3_405B.period_s, restart)
+    # Model: 92.3%, consistent with ">90%"; checkpoint every 4.2 min.
+    model = calculators.compute("goodput")
+    assert tau == pytest.approx(model.value("checkpoint_interval"), rel=1e-6)
+    assert g == pytest.approx(model.value("goodput"), abs=1e-4)
     assert g > LLAMA3_405B.effective_training_time_min
     # Read backwards (unexpected interruptions only): with that stall, 90% allows a mean
-    # recovery of at most 15 min; with a 1-min synchronous stall, none reaches 90%.
+    # recovery of at most 15 min (test_llama3_recovery_budget_at_the_chapter_stall); with
+    # a 1-min synchronous stall, none reaches 90%.
+    assert rel.recovery_budget_s(0.9, tau, stall, mtbi) > 0
     slow = rel.optimal_interval_s(60.0, mtbi)
     assert rel.recovery_budget_s(0.9, slow, 60.0, mtbi) < 0
+
+
+def test_llama3_recovery_budget_at_the_chapter_stall() -> None:
+    # Regression: 419 interruptions in 54 days and the chapter's 2.835 s stall, at the
+    # interval that maximises goodput (4.16 min), leave at most 15.3 min of mean recovery
+    # per interruption for 90% goodput; a slower recovery falls below 90%.
+    mtbi = rel.observed_mtbi_s(LLAMA3_405B.unexpected, LLAMA3_405B.period_s)
+    stall = 405e9 * 14 / LLAMA3_STORAGE.sustained_bytes_per_s
+    tau = rel.optimal_interval_s(stall, mtbi)
+    assert tau / MINUTE == pytest.approx(4.16, rel=0.01)
+    budget = rel.recovery_budget_s(0.9, tau, stall, mtbi)
+    assert budget / MINUTE == pytest.approx(15.3, rel=0.01)
+    assert rel.daly_goodput(tau, stall, budget, mtbi) == pytest.approx(0.9, rel=1e-9)
 
 
 # --- Checkpoint I/O ----------------------------------------------------------------
@@ -270,6 +288,23 @@ def test_write_time_takes_the_smaller_bandwidth() -> None:
     assert ck.checkpoint_write_time_s(1e12, 10, 5e9, 2e12) == pytest.approx(20.0)
     # The same from 2,048 nodes: storage-bound at 2 TB/s, 0.5 s.
     assert ck.checkpoint_write_time_s(1e12, 2048, 5e9, 2e12) == pytest.approx(0.5)
+
+
+def test_sharded_write_is_bound_by_each_group_and_by_storage() -> None:
+    # Issue 32: the recommender's 48.4 TB from 70 parameter servers with one 100 GbE port
+    # each was written in 27 s (1.77 TB/s); their ports carry at most 70 x 12.5 GB/s =
+    # 875 GB/s, so at least 55.3 s. The GPU node (0.7 GB of dense state) is no limit.
+    servers = ck.Writers(70, 48.4e12, min(25e9, 12.5e9))
+    node = ck.Writers(1, 0.7e9, 25e9)
+    assert ck.sharded_transfer_time_s((node, servers), 2e12) == pytest.approx(48.4e12 / 875e9)
+    assert ck.sharded_transfer_time_s((node, servers), 2e12) > 55
+    # With 175 servers their ports offer 2.19 TB/s: the storage's 2 TB/s binds again.
+    many = ck.Writers(175, 48.4e12, 12.5e9)
+    assert ck.sharded_transfer_time_s((node, many), 2e12) == pytest.approx(48.4007e12 / 2e12)
+    # One group is checkpoint_write_time_s.
+    for nodes in (10, 2048):
+        assert ck.sharded_transfer_time_s((ck.Writers(nodes, 1e12, 5e9),), 2e12) == (
+            pytest.approx(ck.checkpoint_write_time_s(1e12, nodes, 5e9, 2e12)))
 
 
 def test_async_checkpoint_blocks_only_for_the_snapshot() -> None:

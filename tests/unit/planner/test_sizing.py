@@ -14,8 +14,10 @@ import calculators
 from calculators.cluster_sizing import dense, steps
 from calculators.cluster_sizing.steps import inter_node_share, layout_traffic, plan_at
 from calculators.formulas.collectives import costs as comm
+from calculators.formulas.model.architecture import matmul_params
 from calculators.formulas.model.flops import co2_tonnes, energy_kwh
 from calculators.formulas.sparse.data_loading import read_bandwidth
+from calculators.inputs.architecture import architecture
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Result
@@ -41,6 +43,16 @@ def run(calc_id: str, **inputs: object) -> Result:
     return calculators.get(calc_id).compute(inputs)
 
 
+def flops_twin(arch: dict[str, object]) -> dict[str, object]:
+    """training_compute's inputs for the model ``arch`` describes, counted as the sizing
+    counts it (issue 32: one count of model FLOPs): N the weights a token multiplies, and
+    the attention scores from the layers, heads and sequence."""
+    model = architecture(calculators.get("model_params").validate(arch))
+    return {"params": float(matmul_params(model)), "layers": model.layers,
+            "hidden": model.hidden, "heads": model.heads, "head_dim": model.head_dim,
+            "seq_len": model.seq_len}
+
+
 def size(**inputs: object) -> Result:
     return run("cluster_sizing", **inputs)
 
@@ -58,8 +70,7 @@ def test_gpus_days_and_money_agree_with_training_compute(inputs: dict[str, objec
     result = size(**inputs)
     n = int(value(result, "num_gpus"))
     arch = {k: v for k, v in inputs.items() if k in ARCH_NAMES}
-    params = value(run("model_params", **arch), "params")
-    tc = run("training_compute", params=params, tokens=result.inputs["tokens"],
+    tc = run("training_compute", **flops_twin(arch), tokens=result.inputs["tokens"],
              flops_per_param_token=result.inputs["flops_per_param_token"],
              utilization=result.inputs["utilization"], gpu=result.inputs["gpu"], num_gpus=n)
     for name in ("total_flops", "gpu_hours", "wall_clock_days", "cost_usd", "energy_kwh",
@@ -256,8 +267,7 @@ def test_llama3_405b_on_16k_h100s() -> None:
     # Given the days training_compute predicts there at 40%, the deadline asks for
     # exactly that many GPUs' worth of compute.
     arch = {**LLAMA3_70B, "layers": 126, "hidden": 16384, "heads": 128, "ffn_hidden": 53248}
-    params = value(run("model_params", **arch), "params")
-    days = value(run("training_compute", params=params, tokens=15.6e12, gpu="h100_sxm",
+    days = value(run("training_compute", **flops_twin(arch), tokens=15.6e12, gpu="h100_sxm",
                      num_gpus=16384), "wall_clock_days")
     result = size(**arch, tokens=15.6e12, gpu="h100_sxm", utilization=0.4,
                   flops_per_param_token=6, deadline_days=days, global_batch=2048)
