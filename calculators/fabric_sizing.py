@@ -220,11 +220,17 @@ FABRIC_SIZING = Calculator(
            text="400 Gb/s NDR InfiniBand or 400 GbE = 50 GB/s; 800 Gb/s XDR = 100 GB/s. A NIC "
            "faster than a switch port is split over several ports (one plane each "
            "in a multi-plane fabric)."),
-        _p("switch_radix", "Switch radix (ports)", 64, "port", (4, clos.MAX_RADIX),
-           text="Ports at the port speed below: a QM9700 has 32 OSFP cages of 2 NDR ports "
-           "= 64 (QM97XX user manual); a Quantum-X800 144 ports of 800 Gb/s. Even."),
-        _p("switch_port_bandwidth", "Switch port speed, per direction", 50e9, "B/s",
-           (1e8, 1e13), text="400 Gb/s = 50 GB/s (NDR; IEEE 802.3bs)."),
+        _p("switch_radix", "Switch radix (ports)", fabrics.DEFAULT_SWITCH.radix, "port",
+           (4, clos.MAX_RADIX),
+           text="Ports at the port speed below. 128: a 51.2 Tb/s switch run at 400G, the "
+           "current generation (NVIDIA SN5600 / Spectrum-4: 64 x 800GbE or 128 x 400GbE, "
+           "SN5000 hardware user manual, Data Interfaces; Broadcom Tomahawk 5 alike): two "
+           "tiers hold 8,192 GPUs. 64: the previous 25.6 Tb/s generation, a QM9700's 32 "
+           "OSFP cages of 2 NDR ports (QM97XX user manual), as in the DGX SuperPOD H100 "
+           "and B200 designs. A Quantum-X800 has 144 ports of 800 Gb/s. Even."),
+        _p("switch_port_bandwidth", "Switch port speed, per direction",
+           fabrics.DEFAULT_SWITCH.port_bytes_per_s, "B/s", (1e8, 1e13),
+           text="400 Gb/s = 50 GB/s (400GbE, IEEE 802.3bs; NDR InfiniBand)."),
         Param("topology", "Topology", "choice", "rail_optimized",
               choices=tuple(Choice(k, v) for k, v in TOPOLOGY_LABELS.items()),
               help="Leaf-spine: two tiers. Fat tree: up to three (Al-Fares et al. 2008). "
@@ -232,8 +238,9 @@ FABRIC_SIZING = Calculator(
                    "fabric, one independent two-tier fat tree per NIC (Zhao et al., ISCA "
                    "2025)."),
         _p("leaf_oversubscription", "Leaf oversubscription (down:up)", 1.0, "", (1, 63),
-           text="1 = non-blocking: as many uplinks as host ports. 3 = 48 down and 16 up on a "
-           "64-port switch. An assumption of the design, not a measurement."),
+           text="1 = non-blocking: as many uplinks as host ports. 3 = 96 down and 32 up on a "
+           "128-port switch (48 and 16 on 64 ports). An assumption of the design, not a "
+           "measurement."),
         _p("spine_oversubscription", "Spine oversubscription (down:up)", 1.0, "", (1, 63),
            text="Spine to core, used only when the fabric needs three tiers."),
         Param("gpu", "GPU", "choice", hardware.DEFAULT_ACCELERATOR,
@@ -300,6 +307,9 @@ FABRIC_SIZING = Calculator(
         "Architecture, SIGCOMM, Sec. 3 (k-ary fat tree: k^3/4 hosts, 5k^2/4 switches)",
         "NVIDIA DGX SuperPOD reference architectures (DGX H100, B200, B300 with XDR): "
         "rail-optimised compute fabrics and their component counts",
+        "NVIDIA Spectrum-4 SN5000 2U Switch Systems Hardware User Manual, Data Interfaces "
+        "(SN5600: 64 x 800GbE, 128 x 400GbE); Broadcom Tomahawk 5 (BCM78900) product "
+        "brief (51.2 Tb/s): the default switch",
         "Zhao et al. 2025, Insights into DeepSeek-V3: Scaling Challenges and Reflections "
         "on Hardware for AI Architectures, ISCA, Sec. 5 (multi-plane fat tree)",
         "NVIDIA blog, Doubling all2all Performance with NCCL 2.12 (PXN), 2022",

@@ -91,6 +91,21 @@ CHECKS: tuple[Check, ...] = (
     _switches("deepseek-ft3-switches", "deepseek_ft3",
               "Switches of that three-tier fat tree: 5k²/4", 5_120, url=_DEEPSEEK_URL),
     Check(
+        id="switch-51t-two-tier-limit",
+        chapter="network.md",
+        claim="A 51.2 Tb/s switch at 400G: 128 ports, so two non-blocking tiers hold "
+              "k²/2 = 8,192 GPUs (rail-optimised, 8 NICs per node)",
+        source="NVIDIA Spectrum-4 SN5000 2U Switch Systems Hardware User Manual, Data "
+               "Interfaces: SN5600, 128 ports of 400GbE (64 of 800GbE). Derivation: a "
+               "spine port per leaf, k leaves of k/2 hosts, 128 x 64 = 8,192",
+        url="https://docs.nvidia.com/networking/display/sn5000/data+interfaces",
+        calculator="fabric_sizing",
+        inputs={"num_gpus": 8192, "switch_radix": fabrics.SWITCHES["sn5600_400g"].radix,
+                "switch_port_bandwidth": fabrics.SWITCHES["sn5600_400g"].port_bytes_per_s},
+        output="max_gpus_two_tiers", published=8_192, rel_tol=0.0, why_tolerance=_EXACT,
+        derived=True,
+    ),
+    Check(
         id="superpod-h100-3su-spines",
         chapter="network.md",
         claim="DGX SuperPOD H100, 3 scalable units: spines for 24 leaves of 32 uplinks "

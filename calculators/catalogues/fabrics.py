@@ -133,6 +133,45 @@ def get(fabric_id: str) -> ReferenceFabric:
     raise ValueError(f"unknown reference fabric {fabric_id!r}; choose one of: {choices}")
 
 
+@dataclass(frozen=True)
+class Switch:
+    """A switch as a fabric sees it: ports at one speed (bytes/s per direction)."""
+
+    id: str
+    name: str
+    radix: int
+    port_bytes_per_s: float
+    source: str
+
+    @property
+    def capacity_bits_per_s(self) -> float:
+        """Switching capacity, one direction: ports x port speed."""
+        return self.radix * self.port_bytes_per_s * 8
+
+
+SWITCHES: dict[str, Switch] = {
+    # The previous generation, 25.6 Tb/s: the switch of the DGX SuperPOD H100/B200
+    # reference designs and DeepSeek's fabrics above.
+    "qm9700_ndr": Switch(
+        id="qm9700_ndr", name="NVIDIA Quantum-2 QM9700, 64 x 400G NDR (25.6 Tb/s)",
+        radix=64, port_bytes_per_s=NDR_BYTES_PER_S,
+        source="NVIDIA QM97XX user manual, Interfaces: 32 OSFP cages, 'each OSFP port "
+               "consists of 2 logical InfiniBand ports' of 400 Gb/s"),
+    # The current generation, 51.2 Tb/s, run at the 400G of a ConnectX-7 NIC.
+    "sn5600_400g": Switch(
+        id="sn5600_400g",
+        name="51.2 Tb/s: NVIDIA Spectrum-4 SN5600 or Broadcom Tomahawk 5, 128 x 400G",
+        radix=128, port_bytes_per_s=400e9 / 8,
+        source="NVIDIA Spectrum-4 SN5000 2U Switch Systems Hardware User Manual, Data "
+               "Interfaces: SN5600, 64 ports of 800GbE, 128 of 400GbE or 256 of 200GbE; "
+               "Broadcom BCM78900 (Tomahawk 5) product brief: 51.2 Tb/s, 64 x 800GbE, "
+               "128 x 400GbE or 256 x 200GbE"),
+}
+#: The calculator's default switch: the current generation (issue 32, item 11: the
+#: 64-port switch forced three tiers at 8,192 GPUs, where this one needs two).
+DEFAULT_SWITCH = SWITCHES["sn5600_400g"]
+
+
 #: Optics power from NVIDIA's transceiver specifications, per 400G link end. Optional
 #: inputs: the calculator leaves power blank unless the reader picks one.
 TRANSCEIVER_WATTS_PER_400G_END = {

@@ -71,10 +71,12 @@ def _collective_time(inputs: Inputs) -> Computed:
         g = min(inputs.whole("ranks_per_node"), ranks)
         used_bw = comm.algbw(message_bytes, cost.time_s) * nodes.in_network_factor(g)
         notes.append(
-            "nccl-tests reports busbw with 2(n-1)/n whatever the algorithm, so with "
-            "in-network reduction it exceeds any link's rate (NVIDIA measured ~480 GB/s "
-            "with NVLink SHARP on 8 H100, nccl-tests issue #212). The NVLink bandwidth "
-            f"each GPU actually uses is algbw x (g+1)/g = {used_bw / 1e9:.4g} GB/s."
+            "nccl-tests reports busbw with 2(n-1)/n whatever the algorithm, NCCL_ALGO=NVLS "
+            "included (src/all_reduce.cu, AllReduceGetBw; the (n-1)/(n+1) proposed in "
+            "nccl-tests PR #239 was never merged), so with in-network reduction busbw "
+            "exceeds any link's rate (NVIDIA measured ~480 GB/s with NVLink SHARP on 8 "
+            "H100, nccl-tests issue #212). The NVLink bandwidth each GPU actually uses is "
+            f"algbw x (g+1)/g = {used_bw / 1e9:.4g} GB/s."
         )
     elif collective == "allreduce":
         notes.append(
@@ -122,7 +124,8 @@ def _collective_time(inputs: Inputs) -> Computed:
 COLLECTIVE_TIME = Calculator(
     id="collective_time",
     headline=("time_s", "busbw", "regime", "algorithm_used"),
-    advanced=("efficiency", "intra_node_bandwidth", "inter_node_bandwidth", "inter_node_latency"),
+    advanced=("efficiency", "intra_node_bandwidth", "inter_node_bandwidth", "inter_node_latency",
+              "tree_latency", "tree_inter_node_latency"),
     title="Collective time, algorithm and bus bandwidth",
     summary="Alpha-beta time of allreduce, reduce-scatter, allgather, alltoall or "
             "broadcast; algbw and busbw as nccl-tests reports them.",
@@ -186,7 +189,21 @@ COLLECTIVE_TIME = Calculator(
               help="4 µs: NCCL 2.20.3's network ring step with LL128 (tuning.cc, hwLat: "
                    "LL 2.7, LL128 4.0, Simple 14 µs). Charged to every step that crosses "
                    "a node boundary, flat or hierarchical (in_network uses NVLS's own "
-                   "23 and 18 µs steps)."),
+                   "23 and 18 µs steps, NCCL's allreduce tree the two inputs below)."),
+        Param("tree_latency", "Allreduce tree: latency per step inside a node", "float",
+              nodes.TREE_NVLINK_LATENCY_S, unit="s", minimum=0, maximum=1,
+              when=When("collective", ("allreduce",)),
+              help="1.25 µs: NCCL 2.20.3's NVLink step of its allreduce tree with LL128 "
+                   "(tuning.cc, hwLat tree: LL 0.6, LL128 1.25, Simple 28 µs), for the "
+                   "2(g-1) steps of each node's chain. The ring's alpha applies to the "
+                   "other collectives' trees, which are not NCCL's."),
+        Param("tree_inter_node_latency", "Allreduce tree: latency per step across nodes",
+              "float", nodes.TREE_NETWORK_LATENCY_S, unit="s", minimum=0, maximum=1,
+              when=When("collective", ("allreduce",)),
+              help="8.5 µs: NCCL 2.20.3's network step of its allreduce tree with LL128 "
+                   "(tuning.cc, hwLat tree: LL 5.0, LL128 8.5, Simple 28 µs), for the "
+                   "2 log2(nodes) steps through the double binary tree; twice the ring's "
+                   "4 µs."),
     ),
     outputs=(
         Output("time_s", "Time", "s"),
@@ -210,6 +227,8 @@ COLLECTIVE_TIME = Calculator(
         "ring, ~480 GB/s NVLS)",
         "NVIDIA/nccl v2.20.3 src/graph/tuning.cc (per-step latencies, the tree's 0.92 "
         "and 1/2, NVLS steps, the algorithms tuned per collective)",
-        "NVIDIA nccl-tests PR #239 (NVLS: algbw = busbw x n/(n+1), S. Jeaugey)",
+        "NVIDIA nccl-tests src/all_reduce.cu, AllReduceGetBw (busbw = algbw x 2(n-1)/n "
+        "for every NCCL_ALGO, up to v2.19.6); PR #239 (open, not merged: NVLS algbw = "
+        "link bandwidth x n/(n+1), S. Jeaugey)",
     ),
 )

@@ -98,6 +98,10 @@ def collective_cost(inputs: Inputs, collective: str, algorithm: str,
     intra = inputs.num("intra_node_bandwidth") * efficiency
     inter = inputs.num("inter_node_bandwidth") * efficiency
     across = inputs.num("inter_node_latency")
+    if algorithm == "tree" and collective == "allreduce":
+        # NCCL's double binary tree has its own per-step latencies (tuning.cc 2.20.3,
+        # hwLat), not the ring's; the other collectives' trees are not NCCL's.
+        latency, across = inputs.num("tree_latency"), inputs.num("tree_inter_node_latency")
     if algorithm == "hierarchical":
         return comm.hierarchical_cost(coll, message_bytes, ranks, per_node, intra, inter,
                                       latency, inter_node_latency=across)

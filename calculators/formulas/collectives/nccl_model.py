@@ -233,10 +233,13 @@ def nvls_algbw_over_busbw(ranks: int) -> float:
 
     Stated by the NCCL maintainer (nccl-tests PR #239, 2024-09-02). Derivation: each GPU
     sends its S bytes once to the switch (out: S) and receives its reduced 1/n share
-    plus the n multicast shares (in: S (n + 1) / n), so t = S (n + 1) / (n B). The
-    summary of nccl-tests doc/PERFORMANCE.md lists "(n-1)/(n+1)" for in-network
-    allreduce with no derivation; nccl-tests itself still reports 2(n-1)/n for every
-    algorithm, so its busbw under NVLS is not a link bandwidth.
+    plus the n multicast shares (in: S (n + 1) / n), so t = S (n + 1) / (n B), where B
+    is the link bandwidth ("busbw" in the maintainer's sentence). What nccl-tests
+    prints is another matter: its ``AllReduceGetBw`` (src/all_reduce.cu, checked up to
+    v2.19.6) applies 2(n-1)/n whatever NCCL_ALGO is, and doc/PERFORMANCE.md lists no
+    other allreduce factor. The (n-1)/(n+1) for NCCL_ALGO=NVLS comes from PR #239 (its
+    commit 4ec7c79 edits both files), which is open and was never merged; it also
+    disagrees with this count. So nccl-tests' busbw under NVLS is not a link bandwidth.
     """
     if ranks < 2:
         raise ValueError(f"ranks must be >= 2, got {ranks}")

@@ -19,6 +19,13 @@ from calculators.formulas.collectives.costs import Algorithm, Collective, Cost, 
 NVLS_NVLINK_LATENCY_S = 23e-6
 NVLS_NETWORK_LATENCY_S = 18e-6
 
+#: NCCL 2.20.3 tuning.cc ``hwLat``, tree, LL128 (the protocol of the ring's default
+#: latencies, 1.9 and 4.0 us): 1.25 us per NVLink step of a node's chain, 8.5 us per
+#: network step of the double binary tree. NCCL's allreduce tree has its own per-step
+#: latencies; charging it the ring's under-prices its network steps by half.
+TREE_NVLINK_LATENCY_S = 1.25e-6
+TREE_NETWORK_LATENCY_S = 8.5e-6
+
 
 def inter_node_steps(
     collective: Collective, algorithm: Algorithm, ranks: int, ranks_per_node: int
@@ -106,9 +113,9 @@ def in_network_factor(ranks: int) -> float:
     x n/(n+1)"): with NVLink SHARP each GPU loads its 1/n slice reduced by the switch
     (sending S: its part of every slice; receiving S/n), then stores the result once to
     a multicast address (sending S/n; receiving S: every slice). Out and in: (n+1)/n S.
-    nccl-tests doc/PERFORMANCE.md's summary lists "(n-1)/(n+1)" for in-network
-    allreduce without a derivation; it does not match this count, and nccl-tests itself
-    reports 2(n-1)/n for every algorithm.
+    nccl-tests reports busbw = algbw x 2(n-1)/n for every algorithm (src/all_reduce.cu,
+    ``AllReduceGetBw``, up to v2.19.6); the (n-1)/(n+1) factor for NCCL_ALGO=NVLS was
+    proposed in nccl-tests PR #239, never merged, and does not match this count.
     """
     if ranks < 1:
         raise ValueError(f"ranks must be >= 1, got {ranks}")

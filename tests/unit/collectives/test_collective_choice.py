@@ -2,11 +2,14 @@
 latencies, which algorithm wins where, in-network reduction, and "auto".
 
 Sources: NVIDIA/nccl v2.20.3 (commit b6475625) src/graph/tuning.cc; nccl-tests
-doc/PERFORMANCE.md and PR #239; issue 15 (the two rankings) and issue 14 (no error
-from a select's choice).
+doc/PERFORMANCE.md, src/all_reduce.cu and PR #239 (unmerged); issue 15 (the two
+rankings), issue 14 (no error from a select's choice) and issue 32 (the tree's own
+latencies; what nccl-tests prints under NVLS).
 """
 
 from __future__ import annotations
+
+from pathlib import Path
 
 import pytest
 
@@ -86,10 +89,51 @@ def test_tree_steps_follow_nccl() -> None:
     # tuning.cc: 2((nRanks/nNodes - 1) intra + log2(nNodes) inter) for the tree.
     assert nodes.intra_node_steps("allreduce", "tree", 128, 8) == 14
     assert nodes.inter_node_steps("allreduce", "tree", 128, 8) == 8
-    # In one node the tree is a chain: as many steps as the ring, and slower.
+    # In one node the tree is a chain: as many steps as the ring.
     assert nodes.intra_node_steps("allreduce", "tree", 8, 8) == 14
+
+
+def test_tree_is_charged_its_own_step_latencies() -> None:
+    # Issue 32, item 11: the allreduce tree was charged the ring's per-step latency
+    # (1.9 us NVLink, 4.0 us network) though tuning.cc 2.20.3 gives the tree its own
+    # (LL128: 1.25 and 8.5 us). On 16 x 8 GPUs: 14 NVLink steps and 8 network steps,
+    # 14 x 1.25 + 8 x 8.5 = 85.5 us (it was 14 x 1.9 + 8 x 4.0 = 58.6 us).
+    ll128 = nccl_model.PROTOCOLS.index("LL128")
+    hw = nccl_model.HW_LATENCY_US
+    assert pytest.approx(hw["nvlink"]["tree"][ll128] * 1e-6) == nodes.TREE_NVLINK_LATENCY_S
+    assert pytest.approx(hw["net"]["tree"][ll128] * 1e-6) == nodes.TREE_NETWORK_LATENCY_S
+    calc = calculators.get("collective_time")
+    assert calc.param("tree_latency").default == nodes.TREE_NVLINK_LATENCY_S
+    assert calc.param("tree_inter_node_latency").default == nodes.TREE_NETWORK_LATENCY_S
+    tree = calculators.compute("collective_time", algorithm="tree", message_bytes="64KiB",
+                               **CLUSTER)
+    assert tree.value("latency_time_s") == pytest.approx(14 * 1.25e-6 + 8 * 8.5e-6)
+    # Without the NCCL base latency (0 for tree/Simple, 14 us for LL128 in both), the
+    # calculator's tree latency is NCCL's own LL128 tree latency.
+    topo = nccl_model.Topology(ranks=128, nodes=16, nvlink_bw=450e9, net_bw=400e9)
+    base = nccl_model.BASE_LATENCY_US["tree"][ll128]
+    assert tree.value("latency_time_s") == pytest.approx(
+        (nccl_model.latency_us("tree", "LL128", topo) - base) * 1e-6)
+    # The ring keeps the ring's latencies; other collectives' trees are not NCCL's.
+    ring = calculators.compute("collective_time", algorithm="ring", message_bytes="64KiB",
+                               tree_latency="1s", tree_inter_node_latency="1s", **CLUSTER)
+    assert ring.value("latency_time_s") == pytest.approx(224 * 1.9e-6 + 30 * 4e-6)
+    gather = calculators.compute("collective_time", collective="allgather",
+                                 algorithm="tree", message_bytes="64KiB", **CLUSTER)
+    assert gather.value("latency_time_s") == pytest.approx(3 * 1.9e-6 + 4 * 4e-6)
+
+
+def test_one_node_tree_and_ring_rank_as_in_nccls_ll128_model() -> None:
+    # In one node the tree takes as many steps as the ring, but NCCL charges an LL128
+    # tree step 1.25 us against a ring step's 1.9: at 64 KiB the tree is ahead, as in
+    # NCCL's own model for LL128 (tree 32 us, ring 41 us with their base latencies).
     times = _times(message_bytes="64KiB", ranks=8)
-    assert times["ring"] < times["tree"]
+    assert times["tree"] < times["ring"]
+    node = nccl_model.Topology(ranks=8, nodes=1, nvlink_bw=450e9, net_bw=50e9)
+    nccl_tree = nccl_model.predict("tree", "LL128", 64 * KIB, node)
+    nccl_ring = nccl_model.predict("ring", "LL128", 64 * KIB, node)
+    assert nccl_tree is not None and nccl_ring is not None
+    assert nccl_tree.time_s < nccl_ring.time_s
 
 
 def test_in_network_factor_is_the_maintainers() -> None:
@@ -108,6 +152,34 @@ def test_in_network_across_nodes_sends_s_over_g_per_nic() -> None:
                                  inter_node_latency=0.0)
     assert cost.bandwidth_s == pytest.approx(GIB / 8 / 50e9)
     assert cost.bandwidth_s == pytest.approx(9 / 8 * GIB / 450e9)
+
+
+def test_nvls_busbw_uses_nccl_tests_factor_not_pr_239() -> None:
+    # Issue 32, item 16. nccl-tests src/all_reduce.cu, AllReduceGetBw (master, v2.19.6):
+    # busbw = algbw x 2(n-1)/n whatever NCCL_ALGO is. The (n-1)/(n+1) for
+    # NCCL_ALGO=NVLS is nccl-tests PR #239 (commit 4ec7c79), open and never merged.
+    for ranks in (8, 128):
+        nvls = calculators.compute("collective_time", ranks=ranks, algorithm="in_network")
+        factor = 2 * (ranks - 1) / ranks
+        assert nvls.value("bus_factor") == pytest.approx(factor)
+        algbw = nvls.value("algbw")
+        assert isinstance(algbw, float)
+        assert nvls.value("busbw") == pytest.approx(algbw * factor)
+        note = next(n for n in nvls.computed.notes if "(g+1)/g" in n)
+        assert "NCCL_ALGO=NVLS" in note and "never merged" in note
+    # Neither formula's docstring credits nccl-tests' PERFORMANCE.md with PR #239's factor.
+    for doc in (nodes.in_network_factor.__doc__, nccl_model.nvls_algbw_over_busbw.__doc__):
+        assert doc is not None and "never merged" in doc
+        assert "PERFORMANCE.md's summary lists" not in doc
+        assert "summary of nccl-tests doc/PERFORMANCE.md lists" not in doc
+
+
+def test_communication_chapter_states_what_nccl_tests_prints_for_nvls() -> None:
+    chapter = Path(__file__).resolve().parents[3] / "docs" / "communication.md"
+    text = " ".join(chapter.read_text("utf-8").split())
+    section = text.split("### In-network reduction")[1].split("## ")[0]
+    assert "PERFORMANCE.md lists a factor of (n−1)/(n+1)" not in section
+    assert "was never merged" in section and "AllReduceGetBw" in section
 
 
 def test_in_network_wins_large_allreduce_in_one_node() -> None:

@@ -20,6 +20,10 @@ from calculators.catalogues import fabrics, hardware
 from calculators.catalogues.presets import presets_for
 
 NDR = 50e9  # 400 Gb/s per direction
+#: The DGX SuperPOD H100/B200 switch, 64 ports of 400G (25.6 Tb/s): the tests of the
+#: SuperPOD's and DeepSeek's figures name it; the calculator's default is 128 ports.
+QM9700 = {"switch_radix": fabrics.SWITCHES["qm9700_ndr"].radix,
+          "switch_port_bandwidth": fabrics.SWITCHES["qm9700_ndr"].port_bytes_per_s}
 
 
 def _fabric(**inputs: object) -> dict[str, Any]:
@@ -56,23 +60,48 @@ def test_published_designs_have_their_tiers(fabric_id: str, tiers: int) -> None:
 
 def test_the_radix_limits_decide_the_tiers() -> None:
     # The limits themselves (k^2/2, k^3/4, DeepSeek's 16,384) are published checks;
-    # here, what they decide: one node past 2,048 GPUs takes a third tier, and a
-    # rail-optimised and a node-per-leaf fabric have the same limits.
-    assert _fabric(num_gpus=2_048)["tiers"] == 2
-    assert _fabric(num_gpus=2_056)["tiers"] == 3
-    tree = _fabric(topology="fat_tree")
+    # here, what they decide on 64-port switches: one node past 2,048 GPUs takes a
+    # third tier, and a rail-optimised and a node-per-leaf fabric have the same limits.
+    assert _fabric(num_gpus=2_048, **QM9700)["tiers"] == 2
+    assert _fabric(num_gpus=2_056, **QM9700)["tiers"] == 3
+    tree = _fabric(topology="fat_tree", **QM9700)
     assert (tree["max_gpus_two_tiers"], tree["max_gpus_three_tiers"]) == (2_048, 65_536)
-    planes = _fabric(topology="multi_plane", num_gpus=16_384)
+    planes = _fabric(topology="multi_plane", num_gpus=16_384, **QM9700)
     assert (planes["planes"], planes["tiers"]) == (8, 2)
     # A 3:1 leaf holds 48 hosts: the oversubscribed limits are larger, but the
     # non-blocking ones the output reports do not move.
-    assert _fabric(leaf_oversubscription=3)["max_gpus_two_tiers"] == 2_048
+    assert _fabric(leaf_oversubscription=3, **QM9700)["max_gpus_two_tiers"] == 2_048
+
+
+def test_default_switch_is_the_51_2_tbps_generation() -> None:
+    # Issue 32, item 11: the default 64-port 25.6 Tb/s switch forced three tiers at
+    # 8,192 GPUs. The default is now 128 x 400G, a 51.2 Tb/s switch (NVIDIA SN5600,
+    # SN5000 hardware user manual, Data Interfaces: 128 ports of 400GbE; Broadcom
+    # Tomahawk 5 alike): k^2/2 = 8,192 GPUs in two tiers, k^3/4 = 524,288 in three.
+    switch = fabrics.DEFAULT_SWITCH
+    assert (switch.radix, switch.port_bytes_per_s) == (128, NDR)
+    assert switch.capacity_bits_per_s == pytest.approx(51.2e12)
+    assert fabrics.SWITCHES["qm9700_ndr"].capacity_bits_per_s == pytest.approx(25.6e12)
+    calc = calculators.get("fabric_sizing")
+    assert calc.param("switch_radix").default == 128
+    assert calc.param("switch_port_bandwidth").default == NDR
+    tree = _fabric(topology="fat_tree")
+    assert (tree["max_gpus_two_tiers"], tree["max_gpus_three_tiers"]) == (8_192, 524_288)
+    # 8,192 GPUs, rail-optimised, non-blocking: 128 leaves + 64 spines, two tiers.
+    new = _fabric(num_gpus=8_192)
+    assert (new["tiers"], new["leaf_switches"], new["spine_switches"]) == (2, 128, 64)
+    assert new["switches"] == 192 and new["transceivers"] == 32_768
+    # The 64-port switch needs a third tier there: 256 + 256 + 128 = 640 switches.
+    old = _fabric(num_gpus=8_192, **QM9700)
+    assert (old["tiers"], old["switches"], old["transceivers"]) == (3, 640, 49_152)
+    # One node past 8,192 GPUs takes the third tier.
+    assert _fabric(num_gpus=8_200)["tiers"] == 3
 
 
 def test_oversubscription_hurts_the_alltoall_not_the_ring() -> None:
     # 1,024 GPUs on 3:1 rail leaves (48 down, 16 up): a rail leaf reaches 48 nodes
     # (384 GPUs) through PXN, so 5/8 of an alltoall climbs 16 uplinks shared by 48 NICs.
-    full, thin = _fabric(), _fabric(leaf_oversubscription=3)
+    full, thin = _fabric(**QM9700), _fabric(leaf_oversubscription=3, **QM9700)
     assert full["alltoall_bandwidth_per_gpu"] == pytest.approx(NDR)
     assert thin["alltoall_bandwidth_per_gpu"] == pytest.approx(NDR / (3 * 0.625))
     assert thin["allreduce_bandwidth_per_gpu"] == pytest.approx(NDR)
@@ -81,8 +110,13 @@ def test_oversubscription_hurts_the_alltoall_not_the_ring() -> None:
     assert thin["bisection_bandwidth"] == pytest.approx(384 / 2 * NDR)
     assert thin["switches"] < full["switches"]
     # A node-per-leaf fat tree loses more: its leaf holds only 6 whole nodes.
-    tree = _fabric(topology="fat_tree", leaf_oversubscription=3)
+    tree = _fabric(topology="fat_tree", leaf_oversubscription=3, **QM9700)
     assert tree["alltoall_bandwidth_per_gpu"] == pytest.approx(NDR / (3 * (1024 - 48) / 1024))
+    # On the default 128-port switch a 3:1 rail leaf (72 down, 24 up: 3 spines divide 24,
+    # where 32 uplinks would need 4) reaches 72 nodes, so 7/16 of the alltoall climbs.
+    rail = _fabric(leaf_oversubscription=3)
+    assert (rail["leaf_switches"], rail["spine_switches"]) == (16, 3)
+    assert rail["alltoall_bandwidth_per_gpu"] == pytest.approx(NDR / (3 * (128 - 72) / 128))
 
 
 def test_incast_is_bound_by_the_receivers_not_the_fabric() -> None:
@@ -136,13 +170,15 @@ def test_time_follows_the_bandwidth() -> None:
 def test_power_and_its_share() -> None:
     # 1,024 GPUs, rail-optimised 1:1: 1,024 NIC links + 1,024 leaf-spine links, optics
     # at both ends = 4,096 transceivers at NVIDIA's 8 W typical (MMA4Z00-NS400).
-    out = _fabric()
+    out = _fabric(**QM9700)
     assert out["transceivers"] == 4_096
     assert out["fabric_power"] == pytest.approx(4_096 * 8.0)
     gpus = 1_024 * 700.0  # H100 SXM, 700 W board power
     assert out["fabric_power_share"] == pytest.approx(4_096 * 8.0 / (4_096 * 8.0 + gpus))
-    copper = _fabric(host_links_optical=False, watts_per_switch=1000)
+    copper = _fabric(host_links_optical=False, watts_per_switch=1000, **QM9700)
     assert copper["fabric_power"] == pytest.approx(2_048 * 8.0 + 48 * 1000.0)
+    # The default 128-port switch: the same cables and optics on half the switches.
+    assert _fabric()["transceivers"] == 4_096 and _fabric()["switches"] == 24
     none = _fabric(watts_per_transceiver="")
     assert none["fabric_power"] is None and none["fabric_power_share"] is None
     # TPU v5p publishes no per-chip power: no share.
@@ -150,7 +186,7 @@ def test_power_and_its_share() -> None:
 
 
 def test_chart_and_table() -> None:
-    result = calculators.compute("fabric_sizing", num_gpus=8192)
+    result = calculators.compute("fabric_sizing", num_gpus=8192, **QM9700)
     chart = result.computed.chart
     assert chart is not None and "alltoall" in chart and "this design" in chart
     table = result.computed.table
@@ -173,8 +209,10 @@ def test_cluster_presets_fill_the_node() -> None:
     ({"switch_radix": 63}, "switch_radix"),
     ({"switch_radix": 4, "leaf_oversubscription": 4}, "leaf_oversubscription"),
     ({"switch_radix": 8, "spine_oversubscription": 8}, "spine_oversubscription"),
-    ({"num_gpus": 70_000, "topology": "fat_tree"}, "num_gpus"),
-    ({"num_gpus": 4_096, "topology": "leaf_spine"}, "topology"),
+    ({"num_gpus": 70_000, "topology": "fat_tree", **QM9700}, "num_gpus"),
+    ({"num_gpus": 600_000, "topology": "fat_tree"}, "num_gpus"),
+    ({"num_gpus": 4_096, "topology": "leaf_spine", **QM9700}, "topology"),
+    ({"num_gpus": 8_200, "topology": "leaf_spine"}, "topology"),
     ({"incast_senders": 2_000}, "incast_senders"),
     ({"topology": "torus"}, "topology"),
     ({"gpus_per_node": 0}, "gpus_per_node"),
