@@ -10,10 +10,10 @@ from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param, ValidationError
-from calculators.formulas.model.flops import megatron_model_flops_per_token
+from calculators.formulas.model.flops import dense_model_flops_per_token
 from calculators.formulas.planner.layer_costs import DenseStack
 from calculators.formulas.planner.ranking import distinct, preferred
-from calculators.formulas.planner.search import search
+from calculators.formulas.planner.search import search_shown
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
     PLANNER_PARAMS,
@@ -81,7 +81,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     check_layout(arch, fixed["tp"] or 1, fixed["pp"] or 1, options.chunks(fixed["pp"] or 1))
     cluster = planner_cluster(inputs)
     global_batch = inputs.whole("global_batch")
-    layouts = search(
+    searched = search_shown(
         arch,
         cluster,
         planner_state_bytes(inputs),
@@ -93,6 +93,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         micro_batch=fixed["micro_batch"],
         options=options,
     )
+    layouts = searched.layouts
     if not layouts:
         raise ValidationError(
             "global_batch",
@@ -102,8 +103,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     tolerance = inputs.num("rank_tolerance")
     fitting = preferred(layouts, tolerance)
     values: dict[str, float | bool | str | None] = {
-        "layouts_evaluated": float(len(layouts)),
-        "layouts_fitting": float(len(fitting)),
+        "layouts_evaluated": float(searched.evaluated),
+        "layouts_fitting": float(searched.fitting),
     }
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
@@ -119,7 +120,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         )
     best = fitting[0]
     tokens = global_batch * arch.seq_len
-    model_flops = megatron_model_flops_per_token(arch) * tokens
+    model_flops = dense_model_flops_per_token(arch) * tokens
     mem = best.memory
     values.update(
         {
@@ -165,8 +166,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "Step",
         ),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
-        caption=f"The first {len(top)} distinct layouts of the {len(fitting)} that fit "
-        f"({len(layouts)} evaluated): those within {tolerance:.0%} of the fastest, "
+        caption=f"The first {len(top)} distinct layouts of the {searched.fitting} that fit "
+        f"({searched.evaluated} evaluated): those within {tolerance:.0%} of the fastest, "
         "simplest first (fewest GPUs per replica, then fewest parallel dimensions), then "
         "the rest by step time. Communication per step: time, bytes each GPU "
         "sends, and whether it stays in the NVLink domain or goes across it. ZeRO "
@@ -259,7 +260,11 @@ PARALLEL_PLAN = Calculator(
         Output("step_time", "Step time", "s", "fixed", help=STEP_TIME_BAND.words(),
                band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
-        Output("mfu", "Estimated MFU", "1", "percent"),
+        Output("mfu", "Estimated MFU", "1", "percent",
+               help="Model FLOPs counted as 6N + full attention (PaLM): 6 per weight a "
+                    "token multiplies (input embedding left out, output layer once) "
+                    "plus the whole attention-score matrix, as PaLM, Korthikanti et al. "
+                    "and torchtitan count; over the step time and the GPUs' peak."),
         Output("model_flops_per_gpu", "Model FLOP/s per GPU", "FLOP/s"),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
         Output("weights_bytes", "of which weights", "B"),

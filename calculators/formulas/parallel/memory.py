@@ -116,12 +116,14 @@ def output_layer_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int = 
 
 
 def embedding_input_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int,
-                          dropout: bool) -> float:
+                          dropout: bool, *, sequence_parallel: bool = True) -> float:
     """The first rank's embedding for one micro-batch: the token IDs (8 B each) and,
-    with dropout, the embedding-dropout mask, sbh/t under sequence parallelism
-    (Korthikanti et al. 2022, Sec. 4.3)."""
+    with dropout, the embedding-dropout mask of 1 B per element: sbh/t under sequence
+    parallelism (Korthikanti et al. 2022, Sec. 4.3), sbh without it, when every TP rank
+    holds the whole embedding output."""
     sb = arch.seq_len / cp * micro_batch
-    return sb * TOKEN_ID_BYTES + (sb * arch.hidden / tp if dropout else 0.0)
+    mask = sb * arch.hidden / (tp if sequence_parallel else 1) if dropout else 0.0
+    return sb * TOKEN_ID_BYTES + mask
 
 
 @dataclass(slots=True)
@@ -178,11 +180,16 @@ class Strategy:
 
 
 def gathered_weight_bytes(arch: Architecture, tp: int, per_param: StateBytes,
-                          shard: int) -> float:
-    """ZeRO-3 / FSDP: the gathered weights of the layer running and of the one being
+                          shard: int, *, with_output: bool = False) -> float:
+    """ZeRO-3 / FSDP: the gathered weights of the unit running and of the one being
     prefetched (FSDP's one-unit prefetch, Zhao et al. 2023, Sec. 3.3), less the shard
-    of them the GPU holds anyway: nothing when nothing is sharded."""
-    return 2.0 * layer_params(arch) / tp * per_param.weights * (1.0 - 1.0 / shard)
+    of them the GPU holds anyway: nothing when nothing is sharded. The units are the
+    layers and, on the GPU that holds it (``with_output``), the output layer, V x h
+    weights split over TP, which with a large vocabulary outweighs a layer (Llama 3 8B:
+    1.05 GB against 0.44 in BF16), gathered with the last layer prefetched."""
+    layer = layer_params(arch)
+    units = max(2.0 * layer, layer + arch.vocab * arch.hidden) if with_output else 2.0 * layer
+    return units / tp * per_param.weights * (1.0 - 1.0 / shard)
 
 
 def cp_working_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int, *,
@@ -212,7 +219,9 @@ def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
             lean_norms=st.lean_norms)
     if st.zero_stage >= 3:
         shard = st.dp if st.shard_group is None else st.shard_group
-        held += gathered_weight_bytes(arch, st.tp, per_param, shard)
+        # The output layer's gather is counted where it is the only stage; with a
+        # pipeline it is the last stage's alone, which this per-GPU figure leaves out.
+        held += gathered_weight_bytes(arch, st.tp, per_param, shard, with_output=st.pp == 1)
     return held
 
 
@@ -238,8 +247,9 @@ def rank_loads(arch: Architecture, st: Strategy, params: float | None = None,
         outer = 0.0
         if rank == 0:
             first_chunk = chunks_in_flight(st.schedule, st.pp, m, 0, st.virtual_stages)[0]
-            outer += first_chunk * embedding_input_bytes(arch, st.micro_batch, st.tp, st.cp,
-                                                         st.dropout)
+            outer += first_chunk * embedding_input_bytes(
+                arch, st.micro_batch, st.tp, st.cp, st.dropout,
+                sequence_parallel=st.sequence_parallel or st.tp == 1)
         if rank == st.pp - 1:
             outer += output_layer_bytes(arch, st.micro_batch, st.tp, st.cp)
         on_gpu = (params_on_rank(arch, split, rank, st.tp) if params is None

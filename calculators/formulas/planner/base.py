@@ -140,6 +140,11 @@ class LayoutBase:
             self.slowest[recompute] = hit
         return hit
 
+    def recompute_cost(self, recompute: str) -> float:
+        """What a recomputation mode adds to the slowest rank's slot per micro-batch: of
+        two modes, the one that adds more is never faster."""
+        return self._dense_slot(recompute)[2] - self._dense_slot("none")[2]
+
     def step_floor(self, recompute: str) -> float:
         """The step time of every layout with this recomputation, less its exposed
         data-parallel time (which is never negative): a floor under all of them."""
@@ -182,7 +187,7 @@ class LayoutBase:
         """(each rank's model states, one layer's activations, the working bytes)."""
         working = self.cp_working + (self.per_layer["none"] if recompute == "full" else 0.0)
         if zero_stage >= 3:
-            working += self.memo.gathered(self.dims.tp, self.per_param, shard)
+            working += self.memo.gathered(self.dims.tp, self.per_param, shard, self.dims.pp)
         states = self.states.get((zero_stage, shard))
         if states is None:
             states = mem.rank_states(self.loads, self.per_param, zero_stage, shard)

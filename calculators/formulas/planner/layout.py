@@ -94,7 +94,7 @@ class Options:
     def recompute_modes(self) -> tuple[str, ...]:
         """The recomputation modes the search tries: every one, or the one fixed."""
         if self.recompute is None:
-            return ("none", "selective", "full")
+            return ("none", "light", "selective", "full")
         return (self.recompute,)
 
 

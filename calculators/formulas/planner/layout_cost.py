@@ -35,8 +35,8 @@ if TYPE_CHECKING:
     from calculators.formulas.planner.layout import Cluster
 
 #: What the search tries; "light" (formulas.model.activations) only when asked for.
-RECOMPUTE_MODES = ("none", "selective", "full")
-ALL_RECOMPUTE_MODES = (*RECOMPUTE_MODES, "light")
+RECOMPUTE_MODES = ("none", "light", "selective", "full")
+ALL_RECOMPUTE_MODES = RECOMPUTE_MODES
 
 
 @dataclass(frozen=True)

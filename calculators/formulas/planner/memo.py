@@ -26,7 +26,7 @@ class Memo:
         self._splits: dict[tuple[int, int], StageSplit | None] = {}
         self._per_layer: dict[tuple[int, int, int], dict[str, float]] = {}
         self._params: dict[tuple[int, int, int], tuple[float, ...]] = {}
-        self._gathered: dict[tuple[int, int, float], float] = {}
+        self._gathered: dict[tuple[int, int, float, bool], float] = {}
 
     def rank_params(self, tp: int, pp: int, chunks: int) -> tuple[float, ...]:
         """Parameters on one GPU of each pipeline rank of interest."""
@@ -40,12 +40,12 @@ class Memo:
                                             for rank in split.ranks_of_interest)
         return hit
 
-    def gathered(self, tp: int, per_param: StateBytes, shard: int) -> float:
-        key = (tp, shard, per_param.weights)
+    def gathered(self, tp: int, per_param: StateBytes, shard: int, pp: int = 1) -> float:
+        key = (tp, shard, per_param.weights, pp == 1)
         hit = self._gathered.get(key)
         if hit is None:
-            hit = self._gathered[key] = mem.gathered_weight_bytes(self.arch, tp, per_param,
-                                                                  shard)
+            hit = self._gathered[key] = mem.gathered_weight_bytes(
+                self.arch, tp, per_param, shard, with_output=pp == 1)
         return hit
 
     def split(self, pp: int, chunks: int) -> StageSplit | None:

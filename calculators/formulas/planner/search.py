@@ -67,29 +67,94 @@ def options_with(options: Options | None, act_bytes: float | None) -> Options:
     return replace(opts, act_bytes=act_bytes)
 
 
+class Searched(NamedTuple):
+    """What ``search`` found when it keeps only what a plan shows."""
+
+    #: Every layout that fits, and of those that do not, the fastest and the smallest;
+    #: fastest first, ties to the one with less memory.
+    layouts: list[Layout]
+    #: How many choices were evaluated (those ``search`` would list), and how many fit.
+    evaluated: int
+    fitting: int
+
+
 def search(arch: Architecture, cluster: Cluster, per_param: StateBytes,
            global_batch: int, *, tp: int | None = None, pp: int | None = None,
            dp: int | None = None, cp: int | None = None, micro_batch: int | None = None,
            options: Options | None = None, act_bytes: float | None = None) -> list[Layout]:
     """Every valid layout with tp x cp x pp x dp = num_gpus, fastest first (fitting or
     not); ties go to the one with less memory."""
+    return _search(arch, cluster, per_param, global_batch, tp=tp, pp=pp, dp=dp, cp=cp,
+                   micro_batch=micro_batch, options=options, act_bytes=act_bytes,
+                   every=True).layouts
+
+
+def search_shown(arch: Architecture, cluster: Cluster, per_param: StateBytes,
+                 global_batch: int, *, tp: int | None = None, pp: int | None = None,
+                 dp: int | None = None, cp: int | None = None,
+                 micro_batch: int | None = None,
+                 options: Options | None = None) -> Searched:
+    """``search``, keeping of the layouts that do not fit only the fastest and the
+    smallest (what a plan shows of them): the others' records are never built, which
+    is most of the work when most do not fit."""
+    return _search(arch, cluster, per_param, global_batch, tp=tp, pp=pp, dp=dp, cp=cp,
+                   micro_batch=micro_batch, options=options, act_bytes=None, every=False)
+
+
+def _search(arch: Architecture, cluster: Cluster, per_param: StateBytes, global_batch: int,
+            *, tp: int | None, pp: int | None, dp: int | None, cp: int | None,
+            micro_batch: int | None, options: Options | None, act_bytes: float | None,
+            every: bool) -> Searched:
     opts = options_with(options, act_bytes)
     fixed = {"tp": tp, "pp": pp, "dp": dp, "cp": cp, "micro_batch": micro_batch}
     memo = Memo(arch, opts)
     candidates = searchable(arch, cluster.num_gpus, global_batch, memo, fixed)
     cache = lc.CollectiveCache(cluster)
     stack = costs.DenseStack(arch, cluster.machine, opts)
+    capacity = cluster.memory_bytes
     layouts: list[Layout] = []
+    evaluated = fitting = 0
+    # Of those that do not fit (when not every layout is kept): (step, peak, base and
+    # choice) of the fastest and of the smallest.
+    fastest: tuple[float, float, LayoutBase, str, int, int] | None = None
+    smallest: tuple[float, float, LayoutBase, str, int, int] | None = None
     for dims, b in candidates:
         base = LayoutBase(arch, cluster, per_param, options=opts, cache=cache, stack=stack,
                           memo=memo, dims=dims, micro_batch=b,
                           micro_batches=global_batch // (dims.dp * b))
         shardings = state_shardings(base.group, base.group_pd, opts.zero_stage)
+        # Recomputation only trades time for memory: once a sharding fits with one mode,
+        # a mode that costs as much or more time is never chosen; a plan need not build
+        # it (it counts as evaluated: it is known to lose).
+        fitted: dict[tuple[int, int], float] = {}
         for recompute in opts.recompute_modes():
+            cost = base.recompute_cost(recompute)
             for zero, shard in shardings:
-                layouts.append(base.layout(recompute, zero, shard))
+                evaluated += 1
+                if every:
+                    layouts.append(base.layout(recompute, zero, shard))
+                    continue
+                peak = base.peak(recompute, zero, shard)
+                if fitted.get((zero, shard), math.inf) <= cost:
+                    fitting += peak <= capacity
+                    continue
+                if peak <= capacity:
+                    layouts.append(base.layout(recompute, zero, shard))
+                    fitted[(zero, shard)] = cost
+                    fitting += 1
+                    continue
+                dp_cost = base.dp(recompute, zero, shard)
+                step = base.step_s(recompute, dp_cost, base.optimizer_s(zero, shard))
+                if fastest is None or (step, peak) < fastest[:2]:
+                    fastest = (step, peak, base, recompute, zero, shard)
+                if smallest is None or (peak, step) < (smallest[1], smallest[0]):
+                    smallest = (step, peak, base, recompute, zero, shard)
+    for kept in {id(k): k for k in (fastest, smallest) if k is not None}.values():
+        layouts.append(kept[2].layout(*kept[3:]))
     layouts.sort(key=lambda lay: (lay.step_s, lay.memory.total))
-    return layouts
+    if every:
+        fitting = sum(lay.fits for lay in layouts)
+    return Searched(layouts, evaluated, fitting)
 
 
 #: Relative slack on the floors below before a layout is skipped: the floor and the step

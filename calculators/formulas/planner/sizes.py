@@ -28,7 +28,7 @@ MICRO_BATCHES = (1, 2, 4, 8)
 #: 3.3); a chunk shorter than a tile leaves the kernel mostly idle.
 MIN_CP_CHUNK_TOKENS = 128
 #: A bound on the search so that a page never hangs on an odd GPU count.
-MAX_LAYOUTS = 60_000
+MAX_LAYOUTS = 80_000
 def divisors(n: int) -> list[int]:
     small = [d for d in range(1, math.isqrt(n) + 1) if n % d == 0]
     return sorted(set(small + [n // d for d in small]))

@@ -151,7 +151,8 @@ def test_4096_gpu_search_stays_within_its_budget() -> None:
     # make bench times this call (about 0.1 s natively, 0.2 s in Pyodide); its work is
     # the layouts costed, which a wider search would raise.
     result = calculators.compute("parallel_plan", num_gpus=4096, global_batch=4096)
-    assert 6_000 <= result.value("layouts_evaluated") <= 7_000
+    # Four recomputation modes (none, light, selective, full).
+    assert 8_000 <= result.value("layouts_evaluated") <= 9_500
 
 
 @pytest.mark.parametrize(
@@ -180,7 +181,7 @@ def test_a_layout_inside_the_reserve_does_not_fit() -> None:
     # Issue 13, item 3: a layout that fills the GPU to within the reserve (CUDA context,
     # NCCL buffers, fragmentation: uncounted) is infeasible. GPT-3 at TP4 x PP4 with
     # micro-batches of 4: ZeRO-1 needs 99% of the A100's 80 GiB; with the 5% reserve the
-    # planner must take a layout below 95% (here ZeRO-2).
+    # planner must take a layout below 95% (here ZeRO-1 with light recomputation).
     capacity = 80 * 2**30
     fixed = {"tp": 4, "pp": 4, "micro_batch": 4}
     tight = calculators.compute("parallel_plan", memory_reserve=0, **fixed)
@@ -188,5 +189,7 @@ def test_a_layout_inside_the_reserve_does_not_fit() -> None:
     kept = calculators.compute("parallel_plan", **fixed)  # the default reserve, 5%
     assert kept.inputs["memory_reserve"] == 0.05
     assert kept.value("memory_per_gpu_bytes") <= 0.95 * capacity
-    assert kept.value("zero_stage") > tight.value("zero_stage")
+    assert (kept.value("zero_stage"), kept.value("recompute")) != (
+        tight.value("zero_stage"), tight.value("recompute"))
+    assert kept.value("step_time") > tight.value("step_time")
     assert kept.value("layouts_fitting") < tight.value("layouts_fitting")
