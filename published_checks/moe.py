@@ -109,7 +109,8 @@ def _v2_checks(key: str, name: str, arch: MoeArchitecture, *, total: float, acti
 
 def _flops_per_token(model: MoeArchitecture) -> float:
     """Zhao et al. 2025's Table 2 convention as inferred: 6 x active matmul weights plus
-    causal attention scores at 4,096 tokens."""
+    causal attention scores at 4,096 tokens, the MTP module left out (the guide's own
+    count, moe_model_flops_per_token, keeps it in)."""
     return moe.training_flops_per_token(model) + moe.attention_score_flops_per_token(
         model, 4096, causal=True)
 
@@ -214,8 +215,9 @@ CHECKS: tuple[Check, ...] = (
         chapter="moe.md",
         claim="DeepSeek-V3: active parameters with the whole input table counted (the "
               "convention that does not give the report's 37B)",
-        source="Derivation: the 37B figure's parts plus the 0.93B input embedding; the "
-               "report's 37B fits only without it",
+        source="Derivation: the 36.63B counted from config.json without the table "
+               "(README_WEIGHTS.md prints 36.7B) plus the input embedding, 129,280 x 7,168 "
+               "= 0.93B: 37.55B; the report's 37B fits only without it",
         url=_V3_URL, derived=True,
         calculator="moe_params", inputs=_model("deepseek_v3"), output="active_params",
         published=37.55e9, rel_tol=1e-3, why_tolerance="quoted to 0.01B",
@@ -311,6 +313,22 @@ CHECKS: tuple[Check, ...] = (
         why_tolerance="the paper's convention is not stated; 1.5% covers its rounding",
     ),
     Check(
+        id="deepseek-v3-mtp-flops",
+        chapter="moe.md",
+        claim="DeepSeek-V3: what its MTP module adds to 6 N_active per token (one more MoE "
+              "block, its 2h x h projection and a second pass through the output head)",
+        source="Derivation from DeepSeek-AI 2024, Sec. 2.2 (one MTP module that trains with "
+               "the model) and the released config.json: 6 x 1.61B on 6 x 36.63B, the "
+               "module's MoE block (0.59B active) + projection (0.10B) + output head "
+               "(0.93B) over the main model's active weights, 1.61 / 36.63 = 4.4%",
+        url="https://arxiv.org/abs/2412.19437", derived=True,
+        formula=lambda: (moe.training_flops_per_token(_V3, include_mtp=True)
+                         / moe.training_flops_per_token(_V3) - 1),
+        formula_name="moe.training_flops_per_token(include_mtp) / training_flops_per_token "
+                     "- 1", unit="%",
+        published=0.044, rel_tol=0.0005 / 0.044, why_tolerance="quoted to 0.1 point",
+    ),
+    Check(
         id="zhao-table-2-llama3-405b",
         chapter="moe.md",
         claim="Llama 3.1 405B as one expert of one: the same count",
@@ -349,12 +367,13 @@ CHECKS: tuple[Check, ...] = (
         id="deepseek-v3-weights-per-gpu",
         chapter="moe.md",
         claim="DeepSeek-V3's layout (2,048 GPUs, PP 16, EP 64): BF16 weights per GPU",
-        source="Derivation: (654B routed / (64 x 16) + 17B other / 16) x 2 B = 3.42 GB, "
-               "with the layout of the report, Sec. 3.2",
+        source="Derivation: (653.9B routed / (64 x 16) + 17.1B other / 16) x 2 B = 3.42 "
+               "GB, with the layout of the report, Sec. 3.2 (routed: 256 x 58 layers x 3 x "
+               "7,168 x 2,048)",
         url=_V3_URL, derived=True,
         calculator="moe_step", inputs=preset_inputs("moe_step", "deepseek_v3"),
         output="weights_bytes", published=3.42e9, rel_tol=0.01,
-        why_tolerance="the hand calculation rounds the parameter split to the billion",
+        why_tolerance="the hand calculation rounds the parameter split to 0.1B",
     ),
     Check(
         id="deepseek-v3-network-copies",
@@ -362,7 +381,8 @@ CHECKS: tuple[Check, ...] = (
         claim="DeepSeek-V3: network copies per token with one copy per remote node "
               "(8 of 256 experts, EP 64 on nodes of 8), routing left free",
         source="Derivation: expected distinct remote nodes of 8 experts chosen uniformly "
-               "(report, Sec. 3.2.2: one IB copy per node)",
+               "(report, Sec. 3.2.2: one IB copy per node), 7 remote nodes of 32 experts: "
+               "7 x (1 - C(224, 8) / C(256, 8)) = 4.63",
         url=_V3_URL, derived=True,
         formula=lambda: moe_step_costs.per_node_copies(256, 64, 8, 8, None).inter_node,
         formula_name="moe_step_costs.per_node_copies(256 experts, EP 64, 8 per node, top-8)",
@@ -373,7 +393,8 @@ CHECKS: tuple[Check, ...] = (
         chapter="moe.md",
         claim="The same with node-limited routing to M = 4 nodes",
         source="Derivation: as above over the 4 nodes the router may pick (report, "
-               "Sec. 2.1.2, M = 4)",
+               "Sec. 2.1.2, M = 4), 7/8 of them remote: 4 x (1 - C(96, 8) / C(128, 8)) x "
+               "7 / 8 = 3.17",
         url=_V3_URL, derived=True,
         formula=lambda: moe_step_costs.per_node_copies(
             256, 64, 8, 8, DEEPSEEK_V3_TRAINING.max_nodes_per_token).inter_node,

@@ -79,7 +79,8 @@ def moe_values(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
         "shared_expert_ffn": "" if m.shared_expert_ffn is None else m.shared_expert_ffn,
         "dense_layers": m.dense_layers, "ffn_hidden": m.dense_ffn, "gated_mlp": m.gated_mlp,
         "tied_embeddings": m.tied_embeddings, "router_bias": m.router_bias,
-        "mtp_modules": m.mtp_modules}
+        "mtp_modules": m.mtp_modules, "expert_groups": m.expert_groups,
+        "groups_per_token": m.groups_per_token}
     if isinstance(a, LatentAttention):
         return {**values, "attention": "mla", "kv_heads": "", "head_dim": "", "qk_norm": False,
                 "q_lora_rank": a.q_lora_rank or "", "kv_lora_rank": a.kv_lora_rank,

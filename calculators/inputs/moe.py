@@ -74,6 +74,14 @@ MOE_ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     _int("expert_ffn", "Expert FFN width", 2048, (1, 10_000_000),
          f"Intermediate width of one expert. {_V3}: moe_intermediate_size 2,048; "
          "Mixtral: 14,336."),
+    _int("expert_groups", "Expert groups (n_group)", 8, (1, 100_000),
+         f"Groups the routed experts are split into for group-limited routing; 1: no "
+         f"groups. {_V3}: n_group 8 (one per node of its EP group, Sec. 2.1.2); Mixtral, "
+         "Qwen3: 1."),
+    _int("groups_per_token", "Groups per token (topk_group)", 4, (1, 100_000),
+         f"Groups a token's experts may come from (all of them when this is more than "
+         f"there are). {_V3}: topk_group 4. With the EP placement this bounds the nodes "
+         "a token reaches (M)."),
     _int("shared_experts", "Shared experts", 1, (0, 1000),
          f"Experts every token passes through (DeepSeekMoE, Dai et al. 2024). {_V3}: 1."),
     _int("shared_expert_ffn", "Shared expert FFN width", None, (1, 10_000_000),
@@ -98,7 +106,7 @@ MOE_ARCHITECTURE_PARAMS: tuple[Param, ...] = (
 MOE_ARCHITECTURE_DETAIL: tuple[str, ...] = (
     "kv_heads", "head_dim", "qk_norm", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "shared_expert_ffn", "gated_mlp", "tied_embeddings",
-    "router_bias", "mtp_modules",
+    "router_bias", "mtp_modules", "expert_groups", "groups_per_token",
 )
 _MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
@@ -136,6 +144,16 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
     if k > experts:
         raise ValidationError("experts_per_token", f"{k} experts per token is more than "
                                                    f"the {experts} routed experts")
+    groups = inputs.whole("expert_groups")
+    if experts % groups:
+        raise ValidationError("expert_groups", f"{groups} expert groups do not divide the "
+                                               f"{experts} routed experts")
+    # More groups per token than there are groups: every group, no limit.
+    per_token = min(inputs.whole("groups_per_token"), groups)
+    if k > per_token * (experts // groups):
+        raise ValidationError("groups_per_token", f"{per_token} groups of "
+                                                  f"{experts // groups} experts cannot hold "
+                                                  f"{k} experts per token")
     if dense > layers:
         raise ValidationError("dense_layers", f"{dense} dense layers is more than the "
                                               f"{layers} layers")
@@ -156,6 +174,8 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
         tied_embeddings=inputs.flag("tied_embeddings"),
         router_bias=inputs.flag("router_bias"),
         mtp_modules=inputs.whole("mtp_modules"),
+        expert_groups=groups,
+        groups_per_token=per_token,
     )
 
 
@@ -167,10 +187,13 @@ EXPERT_COMM_PARAMS: tuple[Param, ...] = (
                    Choice("direct", "direct: every copy to its expert's GPU")),
           help="DeepSeek-V3 (Sec. 3.2.2) sends a token once to each remote node, then "
                "forwards it over NVLink; a plain alltoall sends every copy itself."),
-    Param("max_nodes_per_token", "Nodes per token at most (M)", "int", 4, minimum=1,
-          maximum=100_000, optional=True, placeholder="no limit",
+    Param("max_nodes_per_token", "Nodes per token at most (M)", "int", None, minimum=1,
+          maximum=100_000, optional=True, placeholder="the router's, from its groups",
           when=When("dispatch", ("per_node",)),
-          help="Node-limited routing: DeepSeek-V3 uses M = 4 (Secs. 2.1.2, 4.2). Only the "
+          help="Node-limited routing (DeepSeek-V3, Secs. 2.1.2, 4.2). Blank: the model's "
+               "own limit, from its expert groups and where the EP group puts them: M = 4 "
+               "with DeepSeek-V3's 8 groups on 8 nodes (its EP 64), 8 when the same groups "
+               "span 16 nodes (EP 128). A number models a different router. Only the "
                "per-node dispatch gains from it."),
     Param("dispatch_bytes", "Dispatch bytes per element", "float", 1.0, unit="B",
           minimum=0.5, maximum=8, help="FP8 = 1 (DeepSeek-V3, Sec. 3.3.3), BF16 = 2."),
@@ -197,6 +220,7 @@ def alltoall_precision(inputs: Inputs) -> AlltoallPrecision:
 
 
 def max_nodes(inputs: Inputs) -> int | None:
-    """The node limit M, or None when blank (no limit)."""
+    """The node limit M the reader set, or None when blank: the model's router's, derived
+    per EP group from its expert groups (formulas.moe.step_costs.node_limit)."""
     return None if inputs["max_nodes_per_token"] is None else inputs.whole(
         "max_nodes_per_token")

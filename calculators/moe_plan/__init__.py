@@ -13,7 +13,7 @@ from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
-from calculators.formulas.moe.layers import model_flops_per_token
+from calculators.formulas.moe.architecture import moe_model_flops_per_token
 from calculators.formulas.moe.planner import Search, search
 from calculators.formulas.planner.ranking import distinct, preferred
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
@@ -133,7 +133,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
     best = fitting[0]
     seq = inputs.whole("seq_len")
     tokens = global_batch * seq
-    model_flops = model_flops_per_token(model, seq) * tokens
+    model_flops = moe_model_flops_per_token(model, seq) * tokens
     mem = best.memory
     values.update({
         "tp": float(best.tp), "cp": float(best.cp), "pp": float(best.pp),
@@ -219,7 +219,11 @@ MOE_PLAN = Calculator(
         Output("step_time", "Step time", "s", "fixed", help=STEP_TIME_BAND.words(),
                band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
-        Output("mfu", "Estimated MFU", "1", "percent"),
+        Output("mfu", "Estimated MFU", "1", "percent",
+               help="Model FLOPs counted as 6N + full attention (PaLM): 6 per weight a "
+                    "token multiplies (input embedding left out, output layer once, the MTP "
+                    "modules' pass in) plus the whole attention-score matrix, as PaLM, "
+                    "Korthikanti et al. and torchtitan count; over the step and the peak."),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
         Output("weights_bytes", "of which weights", "B"),
         Output("gradients_bytes", "of which gradients", "B"),

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues.link_speeds import DEEPEP_SHARES
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
-from calculators.formulas.moe.step_costs import direct_copies, per_node_copies
+from calculators.formulas.moe.step_costs import direct_copies, node_limit, per_node_copies
 from calculators.formulas.parallel.placement import members_per_domain
 from calculators.formulas.planner.sizes import divisors
 
@@ -43,8 +43,9 @@ BF16_ALLTOALLS = AlltoallPrecision()
 @dataclass(frozen=True)
 class ExpertComm:
     """How the expert alltoalls run: DeepSeek's per-node dispatch or every copy direct,
-    the node limit M (None: none), bytes per element of the four alltoalls, and whether
-    they hide behind another micro-batch's compute (``EP_OVERLAP``)."""
+    the node limit M (None: the model's router's, from its expert groups), bytes per
+    element of the four alltoalls, and whether they hide behind another micro-batch's
+    compute (``EP_OVERLAP``)."""
 
     per_node: bool = False
     max_nodes: int | None = None
@@ -78,7 +79,8 @@ def block_alltoall(model: MoeArchitecture, comm: ExpertComm, cluster: Cluster, *
         return Alltoall(0.0, 0.0, 0.0)
     local = members_per_domain(1, ep, cluster.gpus_per_node)
     k = model.experts_per_token
-    copies = (per_node_copies(model.routed_experts, ep, local, k, comm.max_nodes)
+    limit = node_limit(model, ep, local, comm.max_nodes)
+    copies = (per_node_copies(model.routed_experts, ep, local, k, limit)
               if comm.per_node else direct_copies(k, ep, local))
     per_copy = tokens * model.hidden * comm.precision.total_bytes_per_element
     intra, inter = copies.intra_node * per_copy, copies.inter_node * per_copy

@@ -115,6 +115,26 @@ def expected_nodes_per_token(experts: int, nodes: int, top_k: int) -> float:
     return nodes * (1.0 - missed)
 
 
+def router_node_limit(experts: int, groups: int, groups_per_token: int, nodes: int) -> int:
+    """M, the most nodes one token's experts can span, from the router's group limit and
+    where the EP group puts the experts. DeepSeek-V3 (report, Sec. 2.1.2; config.json
+    ``n_group`` 8, ``topk_group`` 4) splits the experts into groups and lets a token pick
+    experts from ``groups_per_token`` of them; experts sit on the EP group's ``nodes`` in
+    order, E/n per node (Megatron-Core's and DeepSeek's placement). When each node holds
+    one group, as in DeepSeek's EP 64 over 8 nodes, M = ``groups_per_token`` (4); when a
+    group spans two nodes (EP 128 over 16), a token's 4 groups reach 8. Derivation: M =
+    min(n, groups_per_token x the most nodes one group touches). One group (no group
+    limit) gives M = n, no limit."""
+    _check(min(experts, groups, groups_per_token, nodes) >= 1, "sizes must be >= 1")
+    _check(experts % groups == 0, "the groups must divide the experts evenly")
+    if groups == 1 or experts % nodes:
+        return nodes
+    size, per_node = experts // groups, experts // nodes
+    touched = max((first + size - 1) // per_node - first // per_node + 1
+                  for first in range(0, experts, size))
+    return min(nodes, groups_per_token * touched)
+
+
 def deduplicated_cross_node_bytes_per_token(
     hidden: int, experts: int, nodes: int, top_k: int, bytes_per_element: float
 ) -> float:

@@ -234,15 +234,3 @@ def embedding_params_on(model: moe.MoeArchitecture, rank: int, stages: int) -> i
         if stages > 1 and model.mtp_modules:
             held += table
     return held
-
-
-def model_flops_per_token(model: moe.MoeArchitecture, seq_len: int) -> float:
-    """Model FLOPs per token for MFU, in the dense planner's convention (formulas.model.flops.
-    megatron_model_flops_per_token): 6 x active matrix weights of every block, the full
-    (non-causal) attention scores, 6 V h for each pass through the output head (the
-    main model's and each MTP module's)."""
-    dense, routed, mtp = blocks(model, seq_len, 1.0)
-    per_kind = (model.dense_layers, model.moe_layers, model.mtp_modules)
-    body = sum(n * 3.0 * (blk.matmul + blk.attention)
-               for n, blk in zip(per_kind, (dense, routed, mtp), strict=True))
-    return body + 6.0 * model.vocab * model.hidden * (1 + model.mtp_modules)

@@ -115,6 +115,7 @@ class _MoeBase(LayoutBase):
         self.present = [k for k, n in zip(ml.KINDS, (model.dense_layers, model.moe_layers,
                                                      model.mtp_modules), strict=True) if n]
         self.largest_tp = max(kinds[k].tp_params for k in self.present)
+        self.output_params = float(arch_memo.arch.vocab * arch_memo.arch.hidden)
         self.full_working = max(self.act[k]["none"] for k in self.present)
         self.dense_dp: dict[tuple[str, int, int, int], lc.DpCost] = {}
 
@@ -261,10 +262,15 @@ class _MoeBase(LayoutBase):
             return hit
         working = self.cp_working + (self.full_working if recompute == "full" else 0.0)
         if zero_stage >= 3:  # the largest block's gathered weights and the next ones
-            gathered = self.largest_tp / self.dims.tp * (1.0 - 1.0 / shard)
+            # (mem.gathered_weight_bytes: without a pipeline, the output layer with the
+            # last block prefetched, when that is more).
+            units = 2.0 * self.largest_tp
+            if self.dims.pp == 1:
+                units = max(units, self.largest_tp + self.output_params)
+            gathered = units / self.dims.tp * (1.0 - 1.0 / shard)
             if ex.ep_max:
-                gathered += ex.ep_max / ex.ep * (1.0 - 1.0 / ex.edp)
-            working += 2.0 * gathered * self.per_param.weights
+                gathered += 2.0 * ex.ep_max / ex.ep * (1.0 - 1.0 / ex.edp)
+            working += gathered * self.per_param.weights
         (a, b, c), (d, e, f) = self._states(ex, zero_stage, shard)
         acts = self.acts[recompute]
         best, best_total = 0, -1.0

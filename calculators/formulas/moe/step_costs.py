@@ -17,14 +17,13 @@ from statistics import NormalDist
 from typing import TYPE_CHECKING
 
 from calculators.formulas.collectives.costs import wire_bytes_per_rank
-from calculators.formulas.moe.architecture import (
-    attention_score_flops_per_token,
-    training_flops_per_token,
-)
+from calculators.formulas.model.flops import CAUSAL_ATTENTION
+from calculators.formulas.moe.architecture import moe_model_flops_per_token
 from calculators.formulas.moe.expert_parallel import (
     expected_nodes_per_token,
     expert_params_per_gpu,
     non_expert_params_per_gpu,
+    router_node_limit,
 )
 from calculators.formulas.moe.shape import LatentAttention
 
@@ -99,6 +98,19 @@ def per_node_copies(
     return Copies(top_k * (gpus_per_node - 1) / gpus_per_node, distinct * (nodes - 1) / nodes)
 
 
+def node_limit(model: MoeArchitecture, ep_size: int, gpus_per_node: int,
+               max_nodes: int | None) -> int | None:
+    """The node limit M for an EP group of ``ep_size`` GPUs: ``max_nodes`` when given
+    (a router other than the model's), else the model's own, from its expert groups and
+    the EP group's nodes (``router_node_limit``); None inside one node."""
+    if ep_size <= gpus_per_node:
+        return None
+    if max_nodes is not None:
+        return max_nodes
+    return router_node_limit(model.routed_experts, model.expert_groups,
+                             model.groups_per_token, ep_size // gpus_per_node)
+
+
 @dataclass(frozen=True)
 class AlltoallTraffic:
     """Bytes one GPU sends per step in all expert alltoalls (forward and backward dispatch
@@ -130,7 +142,8 @@ def step_alltoall_traffic(
     ``per_node``: DeepSeek's per-node dispatch (``per_node_copies``); else direct."""
     pairs = dispatched_pairs_per_gpu(tokens_per_step, model, layout.gpus)
     k, ep = model.experts_per_token, layout.expert_parallel
-    copies = (per_node_copies(model.routed_experts, ep, gpus_per_node, k, max_nodes)
+    limit = node_limit(model, ep, gpus_per_node, max_nodes)
+    copies = (per_node_copies(model.routed_experts, ep, gpus_per_node, k, limit)
               if per_node else direct_copies(k, ep, gpus_per_node))
     per_copy = model.hidden * precision.total_bytes_per_element
     return AlltoallTraffic(pairs * copies.intra_node * per_copy,
@@ -158,13 +171,12 @@ def step_flops_per_gpu(
     model: MoeArchitecture, tokens_per_step: float, gpus: int, seq_len: int,
     *, recompute: bool = False,
 ) -> float:
-    """Model FLOPs per GPU per step: 6 N_active per token with the MTP modules, which
-    train with the model (``training_flops_per_token``), plus causal attention scores;
-    full recomputation repeats the forward pass, a third of it (Narayanan et al. 2021,
-    Sec. 5.1: 8 instead of 6)."""
+    """Model FLOPs per GPU per step as a causal kernel runs them: the one count
+    (``moe_model_flops_per_token``) with the causal half of the attention scores, the
+    MTP modules included, which train with the model; full recomputation repeats the
+    forward pass, a third of it (Narayanan et al. 2021, Sec. 5.1: 8 instead of 6)."""
     _check(gpus >= 1 and tokens_per_step >= 0, "gpus >= 1 and tokens >= 0")
-    per_token = training_flops_per_token(model, include_mtp=True)
-    per_token += attention_score_flops_per_token(model, seq_len, causal=True)
+    per_token = moe_model_flops_per_token(model, seq_len, CAUSAL_ATTENTION)
     if recompute:
         per_token *= 4.0 / 3.0
     return per_token * tokens_per_step / gpus

@@ -11,6 +11,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+import calculators
 import published_checks
 from calculators.catalogues import moe_models
 from calculators.catalogues.moe_models import (
@@ -118,6 +119,17 @@ def test_mtp_adds_its_block_and_a_second_head_pass() -> None:
     block = moe.moe_layer_active_params(V3)
     assert extra == pytest.approx(6 * (block + 2 * V3.hidden**2 + V3.vocab * V3.hidden),
                                   rel=1e-4)
+    # In every count of model FLOPs per token (the 4.4% it adds is the check
+    # deepseek-v3-mtp-flops).
+    assert moe.flop_params(V3) * 6 == moe.training_flops_per_token(V3, include_mtp=True)
+
+
+def test_moe_params_counts_the_mtp_pass_in_training_flops() -> None:
+    # Before issue 32 the calculator's 6 N_active left the MTP module out.
+    result = calculators.compute("moe_params")  # DeepSeek-V3 by default
+    assert result.value("training_flops_per_token") == pytest.approx(
+        moe.training_flops_per_token(V3, include_mtp=True))
+    assert any("4.4%" in note for note in result.computed.notes)
 
 
 # --- alltoall ----------------------------------------------------------------------------

@@ -61,6 +61,14 @@ def test_switching_presets_leaves_nothing_of_the_previous_model() -> None:
     assert after.to_dict() == direct.to_dict()
 
 
+def test_expert_groups_must_divide_the_experts() -> None:
+    # DeepSeek-V3's 8 groups do not split one expert: the error names the input to change.
+    with pytest.raises(ValidationError, match="expert_groups: 8 expert groups do not divide"):
+        calculators.compute("moe_params", routed_experts=1, experts_per_token=1)
+    with pytest.raises(ValidationError, match="groups_per_token: 1 groups of 32 experts"):
+        calculators.compute("moe_params", groups_per_token=1, experts_per_token=40)
+
+
 def test_one_expert_of_one_is_the_dense_count_of_model_params() -> None:
     # Llama 2 7B (released checkpoint: 6,738,415,616) counted by both calculators.
     dense = calculators.compute("model_params", **presets.preset_texts(
@@ -69,7 +77,7 @@ def test_one_expert_of_one_is_the_dense_count_of_model_params() -> None:
         "moe_params", layers=32, hidden=4096, vocab=32000, attention="gqa", heads=32,
         kv_heads=32, head_dim=128, routed_experts=1, experts_per_token=1,
         expert_ffn=11008, shared_experts=0, dense_layers=0, router_bias=False,
-        mtp_modules=0)
+        mtp_modules=0, expert_groups=1, groups_per_token=1)
     # The count itself is a published check (published_checks.dense: llama2-7b-params).
     assert as_moe.value("total_params") == dense.value("params")
     assert as_moe.value("active_params") == as_moe.value("total_params")
@@ -114,7 +122,8 @@ def test_overlap_hides_the_alltoall_behind_compute() -> None:
 
 def test_per_node_dispatch_and_node_limit_cut_the_network_bytes() -> None:
     direct = calculators.compute("moe_step", dispatch="direct")
-    free = calculators.compute("moe_step", max_nodes_per_token="")
+    # Without the router's groups nothing bounds the nodes a token reaches.
+    free = calculators.compute("moe_step", expert_groups=1, groups_per_token=1)
     limited = calculators.compute("moe_step")
     values = [r.value("alltoall_inter_node_bytes") for r in (direct, free, limited)]
     assert values[0] > values[1] > values[2]
@@ -213,7 +222,9 @@ def test_deepseek_v3_gpu_hours_and_the_mfu_they_imply() -> None:
         ("moe_step", {"num_gpus": 2040}, "num_gpus"),
         ("moe_step", {"global_batch": 15361}, "global_batch"),
         ("moe_step", {"routed_experts": 16, "experts_per_token": 9, "ep": 16,
-                      "max_nodes_per_token": 1}, "max_nodes_per_token"),
+                      "expert_groups": 1, "max_nodes_per_token": 1}, "max_nodes_per_token"),
+        ("moe_step", {"routed_experts": 16, "experts_per_token": 9, "ep": 16},
+         "groups_per_token"),
         ("expert_load", {"experts_per_token": 300}, "experts_per_token"),
         ("expert_load", {"ep": 48}, "ep"),
         ("expert_load", {"ep": 32, "gpus_per_node": 12}, "ep"),

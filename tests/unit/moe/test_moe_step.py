@@ -10,6 +10,7 @@ from dataclasses import replace
 
 import pytest
 
+import calculators
 from calculators.catalogues.moe_models import DEEPSEEK_V3, DEEPSEEK_V3_TRAINING, MIXTRAL_8X7B
 from calculators.formulas.model import activations
 from calculators.formulas.moe import architecture as moe
@@ -130,8 +131,9 @@ def test_deepseek_computation_to_communication_about_one_to_one() -> None:
 
 
 def test_step_flops_are_six_n_active_plus_mtp_and_scores() -> None:
+    # As a causal kernel runs them: the MTP module's block has its scores too.
     per_token = (moe.training_flops_per_token(V3, include_mtp=True)
-                 + moe.attention_score_flops_per_token(V3, 4096, causal=True))
+                 + moe.full_attention_flops(V3, 4096) / 2)
     flops = step.step_flops_per_gpu(V3, V3_TOKENS_PER_STEP, 2048, 4096)
     assert flops == pytest.approx(per_token * V3_TOKENS_PER_STEP / 2048)
     again = step.step_flops_per_gpu(V3, V3_TOKENS_PER_STEP, 2048, 4096, recompute=True)
@@ -206,3 +208,41 @@ def test_impossible_arguments_raise_value_error(make: object) -> None:
     assert callable(make)
     with pytest.raises(ValueError):  # noqa: PT011 - one error type, messages vary
         make()
+
+
+# --- the node limit M, from the router's groups (issue 32, item 4) ---------------------------
+
+
+@pytest.mark.parametrize(("nodes", "limit"), [(1, 1), (2, 2), (4, 4), (8, 4), (16, 8), (32, 16)])
+def test_the_node_limit_follows_the_groups_and_the_placement(nodes: int, limit: int) -> None:
+    # DeepSeek-V3's 256 experts in 8 groups, 4 per token: one group per node on 8 nodes
+    # (its own EP 64) gives M = 4; on 16 nodes each group spans two, and a token's four
+    # groups reach 8 nodes.
+    assert ep.router_node_limit(256, 8, 4, nodes) == limit
+
+
+def test_the_published_node_limit_is_the_routers() -> None:
+    model = DEEPSEEK_V3.architecture
+    nodes = SETUP.expert_parallel // SETUP.gpus_per_node
+    assert ep.router_node_limit(model.routed_experts, model.expert_groups,
+                             model.groups_per_token, nodes) == SETUP.max_nodes_per_token
+    # Unaligned groups: 6 groups of 4 experts on 4 nodes of 6: a group touches 2 nodes.
+    assert ep.router_node_limit(24, 6, 1, 4) == 2
+    assert ep.router_node_limit(24, 1, 1, 4) == 4  # no groups, no limit
+
+
+def test_ep_128_derives_eight_nodes_per_token() -> None:
+    """Before, M stayed 4 whatever the EP group spanned; the model's router bounds a token
+    to 8 of EP 128's 16 nodes, and the network carries more than at 4."""
+    model = DEEPSEEK_V3.architecture
+    assert step.node_limit(model, 128, 8, None) == 8
+    assert step.node_limit(model, 64, 8, None) == 4
+    assert step.node_limit(model, 8, 8, None) is None
+    assert step.node_limit(model, 128, 8, 4) == 4  # a reader's own router
+    eight = step.per_node_copies(256, 128, 8, 8, 8).inter_node
+    four = step.per_node_copies(256, 128, 8, 8, 4).inter_node
+    assert eight > four
+    layout = calculators.compute("moe_step", num_gpus=2048, ep=128, pp=16)
+    assert layout.value("alltoall_inter_node_bytes") == pytest.approx(
+        calculators.compute("moe_step", num_gpus=2048, ep=128, pp=16, max_nodes_per_token=8)
+        .value("alltoall_inter_node_bytes"))
