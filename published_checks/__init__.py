@@ -6,7 +6,10 @@ calculator shows alone, a formula with its arguments), the published value, the
 tolerance and why that tolerance. The same declarations drive the unit tests
 (``tests/unit/test_published.py``) and the generated Validation page
 (``bigmodel_guide/validation.py``): no check is written twice. A check that is derived
-(a textbook identity, a hand calculation) rather than published says so.
+rather than published says so, and its row writes out the arithmetic that takes published
+numbers to its value (``6 x 37e9 x 14.8e12 FLOP / ... = 34.6%``). What the guide's own
+model gives with its own assumptions or defaults is not a check: it is a regression test
+in the unit tests of its subject.
 
 Checks live in one module per chapter; ``CHECKS`` lists them all in the guide's order.
 This package is build- and test-time only: it is not in the browser wheel.
@@ -52,7 +55,8 @@ class Check:
     formula_name: str = ""
     #: A public link to the source, when there is one.
     url: str = ""
-    #: True when the figure is derived (an identity, a hand calculation), not published.
+    #: True when the figure is derived from published numbers by arithmetic that the claim,
+    #: source or tolerance writes out (an identity, a hand calculation), not published.
     derived: bool = False
     #: The unit the value is shown in, when not the calculator output's: for a formula,
     #: "%" (a fraction), "param" or "count", or an SI unit; "GiB" shows bytes in binary

@@ -1,10 +1,9 @@
 """Sparse models (docs/sparse.md): the Criteo 1TB tables and their sizes as the DLRM
 and MLPerf READMEs print them, TorchRec's epoch time, a 12-trillion-parameter table
-list, and the chapter's own comparisons (sharding balance, PS against collectives)."""
+list, and the balance of the tables sharded table-row-wise."""
 
 from __future__ import annotations
 
-import calculators
 from published_checks import Check, Value, preset_inputs
 
 GIB = 2.0**30
@@ -16,22 +15,8 @@ _EXACT = "a count of rows: it must match exactly"
 #: TorchRec's Criteo 1TB run: 4,195,196,928 training samples (days 0-22) and, for the
 #: evaluation of day 23, 178,274,637 more (mlcommons/inference README).
 _TRAIN_SAMPLES, _EVAL_SAMPLES = 4_195_196_928, 178_274_637
-#: The sparse chapter's PS push: 64 workers of 29 MB each into one 100 GbE server.
-_PS_PUSH: dict[str, Value] = {"senders": 64, "bytes_per_sender": "29MB",
-                              "receiver_link_bandwidth": "100Gb/s"}
-
-
 def _tables(tables: str) -> dict[str, Value]:
     return {"tables": tables, "optimizer": "sgd"}
-
-
-def _ratio(numerator: str, **inputs: Value) -> float:
-    """A sparse_training time over the collective's step communication time."""
-    result = calculators.compute("sparse_training", **inputs)
-    top, bottom = result.value(numerator), result.value("collective_step_comm_time_s")
-    assert isinstance(top, float)
-    assert isinstance(bottom, float)
-    return top / bottom
 
 
 CHECKS: tuple[Check, ...] = (
@@ -47,7 +32,7 @@ CHECKS: tuple[Check, ...] = (
     Check(
         id="criteo-kaggle-table-bytes", chapter="sparse.md",
         claim="The same tables at dimension 16 in fp32",
-        source="Derivation: 33,762,577 x 16 x 4 B", derived=True,
+        source="Derivation: 33,762,577 rows x 16 x 4 B = 2.16 GB", derived=True,
         calculator="embedding_memory", inputs=_tables("criteo_kaggle"),
         output="table_bytes", published=2.16e9, rel_tol=1e-3,
         why_tolerance="quoted to 0.01 GB",
@@ -83,8 +68,9 @@ CHECKS: tuple[Check, ...] = (
     Check(
         id="criteo-1tb-mlperf-checkpoint", chapter="sparse.md",
         claim="Those tables at dimension 128 in fp32, in GiB (what du counts)",
-        source="mlcommons/inference README: tb00_40M.pt \"90GB\", measured by du, which "
-               "counts GiB and rounds up: 89.53 GiB",
+        source="Derivation: 187,767,399 rows x 128 x 4 B = 89.53 GiB; the mlcommons/"
+               "inference README lists tb00_40M.pt as \"90GB\", measured by du, which counts "
+               "GiB and rounds up",
         url=_MLPERF_README, derived=True,
         calculator="embedding_memory", inputs=_tables("criteo_1tb_mlperf"),
         output="table_bytes", published=89.53 * GIB, rel_tol=1e-3, unit="GiB",
@@ -93,8 +79,9 @@ CHECKS: tuple[Check, ...] = (
     Check(
         id="criteo-1tb-10m-checkpoint", chapter="sparse.md",
         claim="Criteo 1TB with a 10M cap and dimension 64, in GiB",
-        source="mlcommons/inference README: tb0875_10M.pt \"12GB\" by du (GiB, rounded "
-               "up): 11.71 GiB",
+        source="Derivation: 49,126,297 rows (each of the 26 tables capped at 10M) x 64 x "
+               "4 B = 11.71 GiB; the mlcommons/inference README lists tb0875_10M.pt as "
+               "\"12GB\" by du (GiB, rounded up)",
         url=_MLPERF_README, derived=True,
         calculator="embedding_memory", inputs=_tables("criteo_1tb_10m"),
         output="table_bytes", published=11.71 * GIB, rel_tol=1e-3, unit="GiB",
@@ -141,50 +128,19 @@ CHECKS: tuple[Check, ...] = (
               "busiest GPU over the mean",
         source="Derivation: the node with the largest table (48,937,457 rows) holds "
                "nothing else, so each of its GPUs carries an eighth of it against 1/128 "
-               "of all tables",
+               "of all 177,944,275 rows (facebookresearch/dlrm, torchrec_dlrm/README.MD): "
+               "(48,937,457 / 8) / (177,944,275 / 128) = 4.40",
         derived=True,
         calculator="embedding_sharding",
         inputs={"tables": "criteo_1tb_torchrec", "num_gpus": 128, "scheme": "table_row_wise"},
         output="imbalance", published=4.40, rel_tol=0.005, why_tolerance="quoted to 0.01",
     ),
     Check(
-        id="ps-over-collective", chapter="sparse.md",
-        claim="The chapter's default step: PS communication time over the collective's "
-              "(16 CPU servers on 100 GbE against 64 GPUs on 400 Gb/s)",
-        source="Derivation: the sparse_training defaults (the chapter's comparison)",
-        derived=True,
-        formula=lambda: _ratio("ps_step_comm_time_s"),
-        formula_name="sparse_training: ps_step_comm_time_s / collective_step_comm_time_s",
-        published=56.8, rel_tol=0.01, why_tolerance="quoted to three digits",
-    ),
-    Check(
-        id="ps-over-collective-matched", chapter="sparse.md",
-        claim="The same with bandwidth matched (a 50 GB/s server per worker, the dense "
-              "part allreduced)",
-        source="Derivation: the sparse_training defaults (the chapter's comparison)",
-        derived=True,
-        formula=lambda: _ratio("ps_matched_step_comm_time_s"),
-        formula_name="sparse_training: ps_matched_step_comm_time_s / "
-                     "collective_step_comm_time_s",
-        published=2.37, rel_tol=0.01, why_tolerance="quoted to three digits",
-    ),
-    Check(
-        id="ps-push-over-tcp", chapter="sparse.md",
-        claim="The PS push (64 workers of 29 MB into 100 GbE) over lossy TCP: completion",
-        source="Derivation: the incast calculator with TCP's retransmission timeout "
-               "(the chapter's example)",
-        derived=True,
-        calculator="incast",
-        inputs={**_PS_PUSH, "flow_control": "none", "loss_recovery": "tcp_rto"},
-        output="completion_s", published=0.348, rel_tol=0.0005 / 0.348,
-        why_tolerance="quoted to the millisecond",
-    ),
-    Check(
         id="h100-embedding-lookups", chapter="sparse.md",
         claim="H100 SXM: embedding lookups per second for 128-wide fp32 rows (read and "
               "written, 1,024 B each) at 3.35 TB/s",
         source="Derivation: HBM bandwidth from the H100 SXM datasheet over the bytes per "
-               "lookup",
+               "lookup, 3.35e12 B/s / 1,024 B = 3.27e9",
         derived=True,
         calculator="roofline",
         inputs={"gpu": "h100_sxm", "embedding_dim": 128, "embedding_dtype": "fp32"},

@@ -5,11 +5,12 @@ from __future__ import annotations
 
 import ast
 import re
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
-from published_checks import Check, Outcome, all_checks, run
+from published_checks import Check, Outcome, all_checks, get, run
 
 CHECKS = all_checks()
 
@@ -54,7 +55,7 @@ def test_every_calculator_check_names_a_real_input_and_output() -> None:
 
 ROOT = Path(__file__).resolve().parents[2]
 CITES = re.compile(
-    r"et al\.|\bTable [0-9A-Z]|\bSecs?\. ?[0-9]|\bEq\. ?[0-9]|\bApp(?:\.|endix) ?[A-Z]|"
+    r"et al\.|(?-i:\bTable [0-9A-Z])|\bSecs?\. ?[0-9]|\bEq\. ?[0-9]|\bApp(?:\.|endix) ?[A-Z]|"
     r"\bFigs?\. ?[0-9]|datasheet|README|config\.json|PERFORMANCE\.md|model card|"
     r"technical report|\breport\b|\b[a-z][\w.-]{2,}/[\w.-]{3,}|\.(?:md|py|sh|json)\b",
     re.IGNORECASE)
@@ -200,3 +201,91 @@ def test_counts(shape: Shape, published: float) -> None:
     assert count(shape) == pytest.approx(published)
 '''
     assert published_constants(parametrized) == ["<test>::test_counts compares to 1.746e+11"]
+    # Code that names a table is not a citation of one.
+    assert published_constants(CITING_TEST.replace("Brown et al. 2020, Table D.1: ", "")
+                               .replace("# ", "table = None  # the table is not cited; ")
+                               .format(value="3.14e23")) == []
+
+
+# --- derived checks: the arithmetic on the row, snapshots in the unit tests -------------
+# A derived check's value is computed from published numbers by arithmetic that its row
+# (claim, source, tolerance) writes out, so that a reader can redo it. What the guide's
+# own model gives with its own assumptions or defaults (a goodput, a sized cluster, a
+# ratio of two calculator outputs) is not a check: it is a regression test in the unit
+# tests of its subject.
+
+#: Arithmetic written out: an operator between spaces, or an equals sign.
+SPELLED_OUT = re.compile(r"\S (?:x|/|\+|-|×) \S|=")
+
+
+def spells_out(check: Check) -> bool:
+    """Whether a derived check's row writes out the arithmetic from published numbers
+    (and does not appeal to a calculator's defaults instead)."""
+    row = " ".join((check.claim, check.source, check.why_tolerance))
+    return bool(SPELLED_OUT.search(row)) and not re.search(r"\bdefaults?\b", check.source)
+
+
+@pytest.mark.parametrize("check", [c for c in CHECKS if c.derived],
+                         ids=[c.id for c in CHECKS if c.derived])
+def test_every_derived_check_spells_out_its_derivation(check: Check) -> None:
+    assert spells_out(check), (
+        f"{check.id}: a derived check writes out the arithmetic from published numbers "
+        f"(claim, source or tolerance); a figure of the guide's own model is a unit test")
+
+
+def test_a_snapshot_of_the_defaults_is_not_a_derivation() -> None:
+    snapshot = Check(id="snapshot", chapter="sparse.md", claim="The chapter's default step: "
+                     "PS communication time over the collective's",
+                     source="Derivation: the sparse_training defaults", derived=True,
+                     calculator="sparse_training", output="ps_step_comm_time_s",
+                     published=56.8, rel_tol=0.01, why_tolerance="quoted to three digits")
+    assert not spells_out(snapshot)
+    assert spells_out(replace(snapshot, source="Derivation: 33,762,577 x 16 x 4 B"))
+
+
+#: Rows that were snapshots of the guide's own output (issue 32): each is now asserted,
+#: with the same value, by the unit test named here.
+MOVED_TO_UNIT_TESTS = {
+    "ps-over-collective": ("sparse/test_sparse_training.py",
+                           "test_matched_bandwidth_comparison", 56.8),
+    "ps-over-collective-matched": ("sparse/test_sparse_training.py",
+                                   "test_matched_bandwidth_comparison", 2.37),
+    "ps-push-over-tcp": ("fabric/test_incast_recovery.py",
+                         "test_calculator_rows_and_the_ps_push_over_tcp", 0.348),
+    "llama3-goodput-model": ("failures/test_goodput_sizing.py",
+                             "test_long_runs_chapter_figures", 0.923),
+    "llama3-checkpoint-interval": ("failures/test_goodput_sizing.py",
+                                   "test_long_runs_chapter_figures", 4.16),
+    "llama3-recovery-budget": ("failures/test_reliability.py",
+                               "test_llama3_recovery_budget_at_the_chapter_stall", 15.3),
+    "llama31-405b-gpu-hours-estimated": ("failures/test_goodput_sizing.py",
+                                         "test_gpu_hours_with_the_estimated_goodput", 28.8e6),
+    "capstone-recommender-goodput": ("failures/test_goodput_sizing.py",
+                                     "test_sparse_sizing_counts_goodput_too", 0.989),
+    "capstone-recommender-checkpoint-write": ("failures/test_goodput_sizing.py",
+                                              "test_sparse_sizing_counts_goodput_too", 55.3),
+    "capstone-recommender-checkpoint-interval": ("failures/test_goodput_sizing.py",
+                                                 "test_sparse_sizing_counts_goodput_too", 4.7),
+}
+
+
+@pytest.mark.parametrize("check_id", sorted(MOVED_TO_UNIT_TESTS))
+def test_a_snapshot_moved_to_its_unit_test(check_id: str) -> None:
+    path, test, value = MOVED_TO_UNIT_TESTS[check_id]
+    with pytest.raises(KeyError):
+        get(check_id)
+    tree = ast.parse((ROOT / "tests" / "unit" / path).read_text(encoding="utf-8"))
+    fn = next((node for node in ast.walk(tree) if isinstance(node, ast.FunctionDef)
+               and node.name == test), None)
+    assert fn is not None, f"{check_id}: {path}::{test} is gone"
+    assert value in _numbers_compared(fn), f"{check_id}: {path}::{test} no longer checks {value:g}"
+
+
+def _numbers_compared(fn: ast.FunctionDef) -> list[float]:
+    return [v for operand in _compared(fn) for v in _numbers(operand)]
+
+
+def test_no_page_links_a_removed_check() -> None:
+    text = "\n".join(p.read_text(encoding="utf-8") for p in (ROOT / "docs").rglob("*.md"))
+    linked = set(re.findall(r"validation\.md#check-([a-z0-9-]+)", text))
+    assert linked <= {c.id for c in CHECKS}, sorted(linked - {c.id for c in CHECKS})
