@@ -81,7 +81,8 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
     notes = [
         f"Best: {best.dims.label()}, {choices(best)}, {best.micro_batches} micro-batches per "
         f"replica per step, bubble {best.bubble_fraction:.1%}; {ep_group(best, domain)}, each "
-        f"expert replicated {expert_dp(best)} times (expert data parallelism).",
+        f"expert replicated {expert_dp(best)} times (expert data parallelism)"
+        f"{'; ' + best.stages if best.stages else ''}.",
         f"Memory on {stage}, the fullest: {mem.total / GB:,.1f} GB of the "
         f"{cluster.memory_bytes / GB:,.1f} GB a layout may use: weights "
         f"{mem.weights / GB:,.2f}, gradients {mem.gradients / GB:,.2f}, optimizer "

@@ -84,7 +84,7 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
         f"({where(best.dp_inter, best.dp * best.cp > 1)}), {choices(best)}, "
         f"{best.micro_batches} micro-batch{'es' if best.micro_batches > 1 else ''} per "
         "replica per step, bubble "
-        f"{best.bubble_fraction:.1%}.",
+        f"{best.bubble_fraction:.1%}{'; ' + best.stages if best.stages else ''}.",
         f"Memory on {stage}, the fullest: {mem.total / GB:,.1f} GB of the "
         f"{cluster.memory_bytes / GB:,.1f} GB a layout may use: weights "
         f"{mem.weights / GB:,.2f}, gradients {mem.gradients / GB:,.2f}, optimizer "

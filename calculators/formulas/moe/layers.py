@@ -10,7 +10,9 @@ The planner (formulas.planner) lays out a dense transformer of identical layers.
   block after the last (DeepSeek-V3 report, Sec. 2.2), which trains with the model and
   is therefore laid out with it, on the last pipeline stage (its output head and input
   embedding are shared with the main model, Sec. 2.2). 61 + 1 = 62 blocks on 16 stages
-  is Llama 3's split (formulas.parallel.stages): 3 on the first and last stage, 4 elsewhere.
+  split as Llama 3 splits its layers (formulas.parallel.stages): 3 on the first and last
+  stage, 4 elsewhere; or, where the last stage's two output heads make it the slowest,
+  4 on the first and 2 on the last (``balanced_split``, by the blocks' own times).
 - **Two kinds of parameters.** Routed experts are split over expert parallelism (EP),
   whole experts per GPU (expert tensor parallelism 1, as DeepSeek-V3 trains with no TP
   at all); everything else (attention, shared experts, router, norms, dense FFNs,
@@ -211,7 +213,7 @@ def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
     counts, units = [0, 0, 0], [0, 0, 0]
     for c, flight in enumerate(in_flight):
         j = c * split.stages + rank
-        start = j * split.per_chunk - (1 if split.light >= 1 and j > 0 else 0)
+        start = split.chunk_start(j)
         for index in range(start, start + split.chunk_layers(rank, c)):
             kind = kind_of(model, index)
             counts[kind] += 1

@@ -68,8 +68,7 @@ class _MoeBase(LayoutBase):
         dims, b, m = self.dims, self.b, self.m
         tp, cp, pp = dims.tp, dims.cp, dims.pp
         self.model, self.comm, self.kinds = model, comm, kinds
-        split = arch_memo.split(pp, self.chunks)
-        assert split is not None  # the dense base has checked it
+        split = self.split  # the dense base's, or the one the MoE planner chose
         seq = arch_memo.arch.seq_len
         self.tokens = b * seq / cp / tp
         self.blocks = [ml.rank_blocks(model, split, ld.rank, chunks_in_flight(
@@ -231,7 +230,7 @@ class _MoeBase(LayoutBase):
             ep_s=m * routed * a2a.time_s, ep_exposed_s=m * routed * ex.exposed,
             ep_bytes=m * routed * (a2a.intra_bytes + a2a.inter_bytes),
             ep_inter_bytes=m * routed * a2a.inter_bytes, ep_cover_s=m * routed * self.cover,
-            moe=True)
+            moe=True, stages=self.split.describe("block"))
 
     def _memory(self, ex: _Experts, recompute: str, zero_stage: int,
                 shard: int) -> mem.Breakdown:

@@ -26,6 +26,7 @@ from calculators.formulas.moe import layers as ml
 from calculators.formulas.moe.block_times import MoeStack
 from calculators.formulas.moe.expert_groups import ExpertComm, ep_sizes
 from calculators.formulas.moe.layout_base import _MoeBase
+from calculators.formulas.parallel.stages import balanced_split
 from calculators.formulas.planner import layout_cost as lc
 from calculators.formulas.planner.floors import FLOOR_SLACK
 from calculators.formulas.planner.layout import Layout, Options
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
     from calculators.formulas.moe.shape import MoeArchitecture
     from calculators.formulas.parallel.memory import StateBytes
     from calculators.formulas.parallel.placement import Dims
+    from calculators.formulas.parallel.stages import StageSplit
     from calculators.formulas.planner.layout import Cluster
 
 __all__ = ["ExpertComm", "Search", "evaluate", "search"]
@@ -81,7 +83,26 @@ class _Setup:
                         arch_memo=self.memo, arch=self.arch, cluster=self.cluster,
                         per_param=self.per_param, options=self.options, cache=self.cache,
                         stack=self.stack, dims=dims, micro_batch=micro_batch,
-                        micro_batches=self.global_batch // (dims.dp * micro_batch))
+                        micro_batches=self.global_batch // (dims.dp * micro_batch),
+                        split=self.split(dims, micro_batch))
+
+    def split(self, dims: Dims, micro_batch: int) -> StageSplit | None:
+        """The split variant whose slowest rank computes least, by the blocks' own times
+        (dense, MoE, MTP) and the output heads on the last rank; None: not split."""
+        pp = dims.pp
+        variants = self.memo.splits(pp, self.options.chunks(pp))
+        if len(variants) < 2:
+            return None
+        kinds = self.stack.kinds(dims.tp, dims.cp, micro_batch)
+        output = self.stack.compute(dims.tp, dims.cp, micro_batch)[1]
+        per_block = [t.forward_s + t.backward_s for t in kinds]
+
+        def seconds(split: StageSplit, rank: int) -> float:
+            counts = ml.rank_blocks(self.model, split, rank, (0,) * split.chunks_per_rank).counts
+            return math.fsum(n * t for n, t in zip(counts, per_block, strict=True)) + (
+                output if rank == pp - 1 else 0.0)
+
+        return balanced_split(variants, seconds)
 
 
 #: One choice of a search: the (dims, micro-batch) base, the EP size, recomputation,

@@ -11,6 +11,14 @@ the output projection and loss). Any other split is rejected: 80 layers on 73 ra
 would leave 7 ranks with two layers and 66 with one, so the pipeline would run at the
 pace of the busiest rank with most of the others idle half the time.
 
+Where the model's last stage is heavier than its first (an output layer wider than a
+layer's work, DeepSeek-V3's MTP module and second output head), the layers short of an
+even split may all come off the last chunk instead (``split_variants``): Megatron-Core
+sets the first and the last stage's layer counts apart from the rest
+(``--decoder-first-pipeline-num-layers``, ``--decoder-last-pipeline-num-layers``), and
+the planner takes whichever variant leaves its slowest stage fastest
+(``balanced_split``).
+
 Peak activations per rank, counted in micro-batches of one chunk ("chunk units"):
 1F1B keeps min(p - r, m) micro-batches in flight on rank r (Narayanan et al. 2021, Sec.
 2.2.1); ZB-H1 the same and ZB-H2 min(2(p - r) - 1, m) (Qi et al. 2024, Sec. 2 and Table
@@ -26,6 +34,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 from functools import cached_property
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 #: The pipeline schedules the planner and the memory model know (schedules.SCHEDULES
 #: less DualPipe, whose two weight copies and bidirectional feed are MoE-chapter matter).
@@ -41,21 +53,58 @@ class SplitError(ValueError):
 @dataclass(frozen=True)
 class StageSplit:
     """``layers`` over ``stages`` ranks of ``chunks_per_rank`` chunks: every chunk has
-    ``per_chunk`` layers except the first (and, if ``light == 2``, the last chunk of the
-    model), which have one fewer."""
+    ``per_chunk`` layers except the model's first chunk, ``first_fewer`` fewer, and its
+    last, ``last_fewer`` fewer (Llama 3's split: one each, or one on the first)."""
 
     layers: int
     stages: int
     chunks_per_rank: int
     per_chunk: int
-    light: int
+    first_fewer: int
+    last_fewer: int
+
+    @property
+    def light(self) -> int:
+        """Layers short of ``per_chunk`` on every chunk."""
+        return self.first_fewer + self.last_fewer
+
+    @property
+    def even(self) -> bool:
+        return self.light == 0
+
+    def global_chunk_layers(self, j: int) -> int:
+        """Layers of the model's ``j``-th chunk."""
+        last = self.stages * self.chunks_per_rank - 1
+        if last == 0:
+            return self.per_chunk - self.light
+        return self.per_chunk - (self.first_fewer if j == 0 else 0) - (
+            self.last_fewer if j == last else 0)
+
+    def chunk_start(self, j: int) -> int:
+        """The index of the first layer of the model's ``j``-th chunk."""
+        return 0 if j == 0 else j * self.per_chunk - self.first_fewer
 
     def chunk_layers(self, rank: int, chunk: int) -> int:
         """Layers of the ``chunk``-th chunk on ``rank`` (global chunk chunk*p + rank)."""
-        j = chunk * self.stages + rank
-        last = self.stages * self.chunks_per_rank - 1
-        fewer = (j == 0 and self.light >= 1) or (j == last and self.light >= 2)
-        return self.per_chunk - (1 if fewer else 0)
+        return self.global_chunk_layers(chunk * self.stages + rank)
+
+    def describe(self, noun: str = "layer") -> str:
+        """The split in words when it is uneven ("" when even): "3 layers on the first
+        stage, 4 on each of the 14 stages between, 3 on the last"."""
+        if self.even:
+            return ""
+        chunks = self.stages * self.chunks_per_rank
+        unit = "chunk" if self.chunks_per_rank > 1 else "stage"
+        first, last = self.global_chunk_layers(0), self.global_chunk_layers(chunks - 1)
+        between = chunks - 2
+        middle = (f", {self.per_chunk} on {'each of the ' if between > 1 else 'the '}"
+                  f"{between if between > 1 else ''}{' ' if between > 1 else ''}"
+                  f"{unit}{'s' if between > 1 else ''} between") if between else ""
+        head = (f"no {noun} on the first {unit} (the embedding alone)" if first == 0 else
+                f"{first} {noun}{'s' if first != 1 else ''} on the first {unit}")
+        tail = ("none on the last (the output layer alone)" if last == 0 else
+                f"{last} on the last")
+        return f"{head}{middle}, {tail}"
 
     def rank_layers(self, rank: int) -> int:
         if rank in self._interesting_layers:
@@ -87,6 +136,14 @@ def split_layers(layers: int, stages: int, chunks_per_rank: int = 1) -> StageSpl
     Accepted: even, or with the first (and last) chunk one layer short (Llama 3, Sec.
     3.3.2). Every rank must keep at least one layer.
     """
+    return split_variants(layers, stages, chunks_per_rank)[0]
+
+
+def split_variants(layers: int, stages: int, chunks_per_rank: int = 1) -> tuple[
+        StageSplit, ...]:
+    """Every accepted split of ``layers``, Llama 3's first (``split_layers``), then, when
+    some chunks are short, the one with every short layer taken off the last chunk (for a
+    heavy last stage); or SplitError. A variant that empties a chunk is left out."""
     if layers < 1 or stages < 1 or chunks_per_rank < 1:
         raise SplitError("layers, stages and chunks per rank must be >= 1")
     chunks = stages * chunks_per_rank
@@ -97,10 +154,27 @@ def split_layers(layers: int, stages: int, chunks_per_rank: int = 1) -> StageSpl
             f"{layers} layers do not split into {chunks} equal pipeline chunks "
             f"({stages} stages x {chunks_per_rank}); at most the first and last chunk may "
             "hold one layer fewer (Llama 3's balance)")
-    split = StageSplit(layers, stages, chunks_per_rank, per_chunk, light)
-    if min(split.rank_layers(r) for r in split.ranks_of_interest) < 1:
+    first = min(1, light)
+    llama = StageSplit(layers, stages, chunks_per_rank, per_chunk, first, light - first)
+    if min(llama.rank_layers(r) for r in llama.ranks_of_interest) < 1:
         raise SplitError(f"{layers} layers leave a pipeline stage of {stages} empty")
-    return split
+    variants = [llama]
+    if light and chunks > 1 and per_chunk - light >= 1:
+        variants.append(StageSplit(layers, stages, chunks_per_rank, per_chunk, 0, light))
+    return tuple(variants)
+
+
+def balanced_split(variants: tuple[StageSplit, ...],
+                   rank_seconds: Callable[[StageSplit, int], float]) -> StageSplit:
+    """The variant whose slowest rank of interest takes least (``rank_seconds`` of a
+    split and a rank, per micro-batch); ties go to the earlier (Llama 3's split, which
+    also keeps the first rank, the one with the most micro-batches in flight, light)."""
+    best, best_s = variants[0], math.inf
+    for split in variants:
+        slowest = max(rank_seconds(split, r) for r in split.ranks_of_interest)
+        if slowest < best_s * (1.0 - 1e-9):
+            best, best_s = split, slowest
+    return best
 
 
 def chunks_in_flight(schedule: str, stages: int, micro_batches: int, rank: int,

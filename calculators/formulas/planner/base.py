@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, NamedTuple
 
 from calculators.formulas.parallel import memory as mem
 from calculators.formulas.parallel.placement import group_per_domain
-from calculators.formulas.parallel.stages import SplitError
+from calculators.formulas.parallel.stages import SplitError, balanced_split
 from calculators.formulas.planner import layer_costs as costs
 from calculators.formulas.planner import layout_cost as lc
 from calculators.formulas.planner.layout import Layout
@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from calculators.formulas.model.architecture import Architecture
     from calculators.formulas.parallel.memory import StateBytes
     from calculators.formulas.parallel.placement import Dims
+    from calculators.formulas.parallel.stages import StageSplit
     from calculators.formulas.planner.layout import Cluster, Options
     from calculators.formulas.planner.memo import Memo
 
@@ -59,24 +60,30 @@ class LayoutBase:
     def __init__(self, arch: Architecture, cluster: Cluster, per_param: StateBytes, *,
                  options: Options, cache: lc.CollectiveCache, stack: costs.DenseStack,
                  memo: Memo, dims: Dims, micro_batch: int, micro_batches: int,
-                 width: Width | None = None) -> None:
+                 width: Width | None = None, split: StageSplit | None = None) -> None:
         self.arch, self.memo = arch, memo
         self.cluster, self.per_param, self.dims = cluster, per_param, dims
         self.b, self.m, self.options = micro_batch, micro_batches, options
         tp, cp, pp = dims.tp, dims.cp, dims.pp
         self.chunks = options.chunks(pp)
         self.schedule = options.schedule if pp > 1 else "1f1b"
-        split = memo.split(pp, self.chunks)
-        if split is None:
+        variants = memo.splits(pp, self.chunks)
+        if not variants:
             raise SplitError(f"{arch.layers} layers do not split into {pp} stages of "
                              f"{self.chunks} chunks")
-        self.split = split
         domain = cluster.gpus_per_node
         if width is None:
             width = width_costs(arch, cluster, options, cache, stack, dims=dims,
                                 micro_batch=micro_batch)
         act, costs = width.act, width.stack
         times = costs.times
+        layer = times.forward_s + times.backward_s
+        if split is None:
+            # The output layer sits on the last rank: where it outweighs the layers it
+            # displaces, the variant with a lighter last stage is faster.
+            split = balanced_split(variants, lambda sp, rank: sp.rank_layers(rank) * layer + (
+                costs.output_s if rank == pp - 1 else 0.0))
+        self.split = split
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
         pp_pd = group_per_domain(dims, ("pp",), domain)[1]
@@ -90,7 +97,6 @@ class LayoutBase:
         self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
         self.pp_mb_bytes = sends * msg
         self.bubble = lc.bubble_fraction(self.schedule, pp, micro_batches, self.chunks)
-        layer = times.forward_s + times.backward_s
         self.ranks = [(split.rank_layers(rank),
                        split.rank_layers(rank) * layer
                        + (costs.output_s if rank == pp - 1 else 0.0))
@@ -102,7 +108,7 @@ class LayoutBase:
         self._dp_runs: dict[tuple[int, int], tuple[lc.DpRuns, bool]] = {}
         self._optimizer_cache: dict[tuple[int, int], float] = {}
         self.scale = options.act_bytes / 2.0
-        params = max(memo.rank_params(tp, pp, self.chunks))
+        params = max(memo.rank_params(tp, split))
         self.params = params
         self.grads, self.weights = params * per_param.gradients, params * per_param.weights
         self.cache = cache
@@ -234,4 +240,4 @@ class LayoutBase:
             tp_bytes=tp_bytes, cp_bytes=cp_sent, pp_bytes=pp_bytes, dp_bytes=dp.bytes_sent,
             inter_bytes=inter, tp_inter=self.tp_inter, cp_inter=self.cp_inter,
             pp_inter=self.pp_inter, dp_inter=self.dp_inter,
-            step_s=self.step_s(recompute, dp, optimizer))
+            step_s=self.step_s(recompute, dp, optimizer), stages=self.split.describe())

@@ -43,7 +43,7 @@ class Floors:
             arch, cluster, opts, cache, stack, memo)
         self._widths: dict[tuple[int, int, int], Width] = {}
         self._per_layer: dict[tuple[int, int, int], tuple[float, float, float]] = {}
-        self._ranks: dict[int, tuple[int, int, int]] = {}
+        self._ranks: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
         self._bubble: dict[tuple[int, int], float] = {}
         self._sends: dict[tuple[float, bool], float] = {}
         self._dp_terms: dict[tuple[int, int, int, float, float, float],
@@ -72,19 +72,26 @@ class Floors:
                 w.stack.output_s, w.act / tp)
         return hit
 
-    def _pipeline(self, pp: int) -> tuple[int, int, int]:
-        """(layers on the fullest rank before the last, on the last, sends per
-        micro-batch) for ``pp`` stages: the ranks the step model looks at."""
+    def _pipeline(self, pp: int) -> tuple[tuple[tuple[int, int], ...], int]:
+        """For ``pp`` stages, per split variant (layers on the fullest rank before the
+        last, on the last), and the sends per micro-batch: the ranks the step model looks
+        at. A floor takes the variant that gives the least (a base takes the fastest)."""
         hit = self._ranks.get(pp)
         if hit is None:
             chunks = self.opts.chunks(pp)
-            split = self.memo.split(pp, chunks)
-            assert split is not None  # the candidates have checked it
-            ranks = split.ranks_of_interest
-            hit = self._ranks[pp] = (
-                max((split.rank_layers(r) for r in ranks if r != pp - 1), default=0),
-                split.rank_layers(pp - 1), 2 * chunks if pp > 1 else 0)
+            variants = self.memo.splits(pp, chunks)
+            assert variants  # the candidates have checked it
+            hit = self._ranks[pp] = (tuple(
+                (max((split.rank_layers(r) for r in split.ranks_of_interest if r != pp - 1),
+                     default=0), split.rank_layers(pp - 1)) for split in variants),
+                2 * chunks if pp > 1 else 0)
         return hit
+
+    @staticmethod
+    def _slot(variants: tuple[tuple[int, int], ...], per_layer: float, output: float) -> float:
+        """The slowest rank's compute under the fastest split variant."""
+        return min(max(before * per_layer, last * per_layer + output)
+                   for before, last in variants)
 
     def _sharding_times(self, tp: int, pp: int, group: int,
                         per_param: StateBytes) -> tuple[tuple[float, float, float], ...]:
@@ -98,7 +105,7 @@ class Floors:
         hit = self._dp_terms.get(key)
         if hit is None:
             chunks, capacity = self.opts.chunks(pp), self.cluster.memory_bytes
-            params = self.memo.rank_params(tp, pp, chunks)
+            params = self.memo.least_rank_params(tp, pp, chunks)
             most = max(params)
             grads, weights = most * per_param.gradients, most * per_param.weights
             # The CP x DP group's members are TP ranks apart (placement).
@@ -147,8 +154,8 @@ class Floors:
             m = global_batch // (d * b)
             times, output = self.stack.compute(t, c, b)
             layer = times.forward_s + times.backward_s
-            before_last, last, _ = self._pipeline(p)
-            slot = max(before_last * layer, last * layer + output)
+            variants, _ = self._pipeline(p)
+            slot = self._slot(variants, layer, output)
             out.append((m * slot * (1.0 + self._bubble_of(p, m)), i, False))
         return out, considered
 
@@ -165,8 +172,8 @@ class Floors:
         if not times:
             return math.inf
         per_layer, output, message = self._layer(tp, cp, micro_batch)
-        before_last, last, sends = self._pipeline(pp)
-        slot = max(before_last * per_layer, last * per_layer + output)
+        variants, sends = self._pipeline(pp)
+        slot = self._slot(variants, per_layer, output)
         if sends:
             # The pipeline group's members are TP x CP x DP ranks apart (placement).
             crosses = members_per_domain(tp * cp * dp, pp, self.cluster.gpus_per_node) < pp

@@ -148,6 +148,8 @@ class Layout:
     #: The routed blocks' compute per step that the alltoalls could hide behind.
     ep_cover_s: float = 0.0
     moe: bool = False
+    #: The pipeline's split of the layers in words when uneven (StageSplit.describe).
+    stages: str = ""
 
     @property
     def tp(self) -> int:

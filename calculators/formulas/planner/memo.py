@@ -7,7 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.formulas.parallel import memory as mem
-from calculators.formulas.parallel.stages import SplitError, split_layers
+from calculators.formulas.parallel.stages import SplitError, split_variants
 from calculators.formulas.planner.layout_cost import ALL_RECOMPUTE_MODES
 
 if TYPE_CHECKING:
@@ -23,22 +23,28 @@ class Memo:
 
     def __init__(self, arch: Architecture, options: Options) -> None:
         self.arch, self.options = arch, options
-        self._splits: dict[tuple[int, int], StageSplit | None] = {}
+        self._splits: dict[tuple[int, int], tuple[StageSplit, ...]] = {}
         self._per_layer: dict[tuple[int, int, int], dict[str, float]] = {}
-        self._params: dict[tuple[int, int, int], tuple[float, ...]] = {}
+        self._params: dict[tuple[int, StageSplit], tuple[float, ...]] = {}
         self._gathered: dict[tuple[int, int, float, bool], float] = {}
 
-    def rank_params(self, tp: int, pp: int, chunks: int) -> tuple[float, ...]:
+    def rank_params(self, tp: int, split: StageSplit) -> tuple[float, ...]:
         """Parameters on one GPU of each pipeline rank of interest."""
-        key = (tp, pp, chunks)
+        key = (tp, split)
         hit = self._params.get(key)
         if hit is None:
-            split = self.split(pp, chunks)
-            if split is None:
-                raise SplitError(f"{self.arch.layers} layers do not split into {pp} stages")
             hit = self._params[key] = tuple(mem.params_on_rank(self.arch, split, rank, tp)
                                             for rank in split.ranks_of_interest)
         return hit
+
+    def least_rank_params(self, tp: int, pp: int, chunks: int) -> tuple[float, ...]:
+        """Per rank of interest, the fewest parameters any split variant puts there: a
+        floor under every variant's (formulas.planner.floors)."""
+        variants = self.splits(pp, chunks)
+        if not variants:
+            raise SplitError(f"{self.arch.layers} layers do not split into {pp} stages")
+        return tuple(min(column) for column in zip(
+            *(self.rank_params(tp, split) for split in variants), strict=True))
 
     def gathered(self, tp: int, per_param: StateBytes, shard: int, pp: int = 1) -> float:
         key = (tp, shard, per_param.weights, pp == 1)
@@ -48,14 +54,22 @@ class Memo:
                 self.arch, tp, per_param, shard, with_output=pp == 1)
         return hit
 
-    def split(self, pp: int, chunks: int) -> StageSplit | None:
+    def splits(self, pp: int, chunks: int) -> tuple[StageSplit, ...]:
+        """Every accepted split (stages.split_variants), Llama 3's first; () if none."""
         key = (pp, chunks)
-        if key not in self._splits:
+        hit = self._splits.get(key)
+        if hit is None:
             try:
-                self._splits[key] = split_layers(self.arch.layers, pp, chunks)
+                hit = split_variants(self.arch.layers, pp, chunks)
             except SplitError:
-                self._splits[key] = None
-        return self._splits[key]
+                hit = ()
+            self._splits[key] = hit
+        return hit
+
+    def split(self, pp: int, chunks: int) -> StageSplit | None:
+        """Llama 3's split (stages.split_layers), or None if the layers do not split."""
+        variants = self.splits(pp, chunks)
+        return variants[0] if variants else None
 
     def per_layer(self, tp: int, cp: int, micro_batch: int) -> dict[str, float]:
         key = (tp, cp, micro_batch)

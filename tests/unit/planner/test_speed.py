@@ -128,7 +128,7 @@ def test_summary_counts_misses() -> None:
 def test_what_the_dense_chapter_says_of_each_source() -> None:
     # docs/dense.md, "How far to trust a step time": Korthikanti's runs under 3% on
     # average; SC21's six runs 6-9% fast, every one; Llama 3 at 8K 2-3% fast;
-    # DeepSeek-V3 5% slow.
+    # DeepSeek-V3 10% fast (a whole-run average, with the ends of its pipeline balanced).
     errors = _errors()
 
     def of(prefix: str) -> list[float]:
@@ -137,7 +137,7 @@ def test_what_the_dense_chapter_says_of_each_source() -> None:
     assert speed.summarise(dict(enumerate(of("k5-")))).mean_abs < 0.03
     assert all(-0.095 < e < -0.055 for e in of("sc21-")) and len(of("sc21-")) == 6
     assert all(-0.035 < e < -0.015 for e in of("llama3-"))
-    assert all(0.035 < e < 0.055 for e in of("deepseek-"))
+    assert all(-0.1 < e < -0.085 for e in of("deepseek-"))
 
 
 def test_the_chapters_mfu_of_korthikanti_runs() -> None:
