@@ -68,7 +68,7 @@ def job_mtbi_s(pools: Iterable[ComponentPool]) -> float:
 
     Derivation: with independent exponential lifetimes, the first failure among all
     parts is exponential with the sum of the rates (the minimum of exponentials)."""
-    rate = sum(pool.count / pool.mtbf_s for pool in pools)
+    rate = math.fsum(pool.count / pool.mtbf_s for pool in pools)
     if rate <= 0:
         raise ValueError("no component can fail: give at least one pool with count > 0")
     return 1.0 / rate

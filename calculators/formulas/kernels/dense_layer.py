@@ -17,6 +17,7 @@ Times are for one micro-batch of ``micro_batch`` sequences of which this GPU hol
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -152,8 +153,8 @@ def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: b
     linears = [linear_times(m, n, k, machine.layer_gemm, machine.layer_operand_bytes)
                if layer else linear_times(m, n, k, machine.gemm, 2.0)
                for m, n, k, layer in work.gemms]
-    forward_gemm = sum(g[0] for g in linears)
-    backward_gemm = sum(g[1] + g[2] for g in linears)
+    forward_gemm = math.fsum(g[0] for g in linears)
+    backward_gemm = math.fsum(g[1] + g[2] for g in linears)
     if attention == "fused":
         attn_f, attn_b = fused_attention_s(work.attention, machine.speed.attention,
                                            machine.peak_bf16)
@@ -177,11 +178,11 @@ def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: b
     # Each weight-gradient GEMM adds into the main gradient (C += A B): its epilogue reads
     # and writes C, after the main loop (Megatron-LM's gradient-accumulation fusion),
     # once per micro-batch: a memory-bound pass over the layer's local weights.
-    weights = sum(float(n * k) for _, n, k, _ in work.gemms)
+    weights = math.fsum(float(n * k) for _, n, k, _ in work.gemms)
     ew_b += memory_time_s(2.0 * machine.main_grad_bytes * weights, bw, 0, k0)
     cast = machine.quantise_bytes / bw
-    cast_f = cast * sum(float(m * k) for m, _, k, layer in work.gemms if layer)
-    cast_b = cast * sum(float(m * n) for m, n, _, layer in work.gemms if layer)
+    cast_f = cast * math.fsum(float(m * k) for m, _, k, layer in work.gemms if layer)
+    cast_b = cast * math.fsum(float(m * n) for m, n, _, layer in work.gemms if layer)
     first, up = linears[0], linears[work.up]
     return LayerTimes(
         forward_s=forward_gemm + attn_f + ew_f + cast_f,
@@ -191,9 +192,9 @@ def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: b
         wgrad_windows_s=(first[2], up[2]), dgrad_windows_s=(first[1], up[1]),
         activation_bytes=float(work.tokens * work.hidden) * act_bytes,
         light_recompute_s=memory_time_s(norms + act, bw, 3, k0)
-        + sum(linears[i][0] for i in work.light),
+        + math.fsum(linears[i][0] for i in work.light),
         gemm_s=forward_gemm + backward_gemm,
-        gemm_flops=sum(6.0 * m * n * k for m, n, k, _ in work.gemms),
+        gemm_flops=math.fsum(6.0 * m * n * k for m, n, k, _ in work.gemms),
         memory_bound_s=ew_f + ew_b + cast_f + cast_b)
 
 
@@ -230,7 +231,7 @@ def output_times(arch: Architecture, machine: Machine, *, tp: int, cp: int,
     """Logits (tokens x V/t x h) and Megatron's vocabulary-parallel cross-entropy."""
     tokens = micro_batch * arch.seq_len // cp
     vocab = max(1, arch.vocab // tp)
-    logits = sum(linear_times(tokens, vocab, arch.hidden, machine.gemm, 2.0))
+    logits = math.fsum(linear_times(tokens, vocab, arch.hidden, machine.gemm, 2.0))
     ce_bytes = float(tokens * vocab) * (CROSS_ENTROPY_FORWARD_BYTES
                                         + CROSS_ENTROPY_BACKWARD_BYTES)
     ce = memory_time_s(ce_bytes, machine.memory_bandwidth, 6, machine.kernel_overhead_s)

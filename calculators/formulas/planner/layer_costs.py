@@ -5,6 +5,7 @@ same few widths many times: ``DenseStack`` computes each once."""
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, NamedTuple
 
@@ -75,13 +76,13 @@ def tp_layer(times: LayerTimes, cache: CollectiveCache, *, tp: int, per_domain: 
         pairs = [(ar[0], w) for w in times.wgrad_windows_s]
         upfront = 0.0
     if mode == "none":
-        back = upfront + sum(c for c, _ in pairs)
+        back = upfront + math.fsum(c for c, _ in pairs)
         fwd = forward[0]
     elif mode == "backward":
-        back = upfront + sum(exposed(c, w, overlap) for c, w in pairs)
+        back = upfront + math.fsum(exposed(c, w, overlap) for c, w in pairs)
         fwd = forward[0]
     else:
-        back = exposed(upfront, sum(times.dgrad_windows_s), overlap) + sum(
+        back = exposed(upfront, math.fsum(times.dgrad_windows_s), overlap) + math.fsum(
             exposed(c, w, overlap) for c, w in pairs)
         fwd = exposed(forward[0], times.forward_gemm_s, overlap)
     share = forward[2]
