@@ -17,7 +17,7 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
-from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
     FlopCount,

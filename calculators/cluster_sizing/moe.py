@@ -21,7 +21,7 @@ from calculators.cluster_sizing.machine import (
 from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layout
 from calculators.core.calculator import validate
 from calculators.core.spec import ValidationError
-from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import flop_count
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe.layers import stand_in

@@ -15,7 +15,7 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
-from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import gpu_seconds, training_flops
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.reliability import Hosts

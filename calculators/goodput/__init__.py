@@ -16,6 +16,7 @@ from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_SWITCH_RADI
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Table
 from calculators.core.spec import Output
+from calculators.formulas.failures import checkpoints as ck
 from calculators.formulas.failures import goodput as gm
 from calculators.formulas.failures import reliability as rel
 from calculators.formulas.failures.restart import RestartModel
@@ -59,7 +60,7 @@ def checkpoint_bytes(inputs: Inputs) -> float:
     if given is not None:
         return given
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
-    return inputs.num("params") * gm.checkpoint_bytes_per_param(per_param)
+    return inputs.num("params") * ck.checkpoint_bytes_per_param(per_param)
 
 
 def plan_at(inputs: Inputs, gpus: int, *, asynchronous: bool | None = None,

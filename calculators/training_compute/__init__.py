@@ -8,7 +8,7 @@ from calculators.catalogues import hardware
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs
 from calculators.core.spec import FormerInput, ValidationError
-from calculators.formulas.failures.goodput import checkpoint_bytes_per_param
+from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import (
     CHINCHILLA_NOTE_FACTOR,
     CHINCHILLA_TOKENS_PER_PARAM,
@@ -35,13 +35,13 @@ ESTIMATE_STATE = ("bf16_mixed", "adamw")
 
 def _goodput(inputs: Inputs, params: float, num_gpus: int, notes: list[str]) -> float:
     """The ``goodput`` input, or (blank) the goodput model's estimate for this run."""
-    checkpoint = params * checkpoint_bytes_per_param(state_bytes(*ESTIMATE_STATE))
-    used = goodput_for(inputs, num_gpus, ESTIMATE_GPUS_PER_NODE, checkpoint)
+    per_param = checkpoint_bytes_per_param(state_bytes(*ESTIMATE_STATE))
+    used = goodput_for(inputs, num_gpus, ESTIMATE_GPUS_PER_NODE, params * per_param)
     if used.estimated:
         plan = used.plan
         notes.append(
             f"Goodput {used.value:.1%} estimated ({ESTIMATE_BASIS}; 8 GPUs per node, "
-            f"{checkpoint_bytes_per_param(state_bytes(*ESTIMATE_STATE)):g} B per parameter "
+            f"{per_param:g} B per parameter "
             f"checkpointed): an interruption every {plan.mtbi_s / 3600:.3g} h, a "
             f"checkpoint every {plan.interval_s / 60:.3g} min. The goodput calculator "
             "shows the steps.")

@@ -24,6 +24,7 @@ from calculators.catalogues.moe_models import DEEPSEEK_V3 as _DEEPSEEK
 from calculators.core.calculator import validate
 from calculators.formulas.moe.step_costs import node_limit
 from calculators.inputs.reliability import goodput_for
+from tests.unit.planner.moe_screens import sized_with_screens
 
 CHAPTER = Path(__file__).resolve().parents[2] / "docs" / "capstone.md"
 DAY = 86_400.0
@@ -405,22 +406,9 @@ def test_deepseek_network() -> None:
 
 def _screens(anchor: str) -> dict[int, Any]:
     """The micro-batch-1 screen of every GPU count the sizing of ``anchor`` tried."""
-    from calculators.cluster_sizing import moe as sizing_moe
-
-    screens: dict[int, Any] = {}
-    planner = sizing_moe.moe_plan_at
-
-    def spy(plan_raw: Any, num_gpus: int, blame: str, **kw: Any) -> Any:
-        plan = planner(plan_raw, num_gpus, blame, **kw)
-        if kw.get("micro_batch") == 1:
-            screens[num_gpus] = plan
-        return plan
-
     calc_id, inputs = _blocks()[anchor]
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sizing_moe, "moe_plan_at", spy)
-        calculators.compute(calc_id, **inputs)
-    return screens
+    assert calc_id == "cluster_sizing"
+    return sized_with_screens(inputs)[1]
 
 
 def test_deepseek_on_an_oversubscribed_fabric() -> None:

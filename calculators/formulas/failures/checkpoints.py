@@ -1,11 +1,25 @@
-"""Checkpoint I/O: how long a checkpoint takes to persist and to snapshot, and what it
-costs training when saved synchronously or asynchronously (snapshot, then persist).
-Times in seconds, sizes in bytes, bandwidths in bytes per second."""
+"""Checkpoints: what one holds per parameter, how long it takes to persist and to
+snapshot, and what it costs training when saved synchronously or asynchronously
+(snapshot, then persist). Times in seconds, sizes in bytes, bandwidths in bytes per
+second."""
 
 from __future__ import annotations
 
 import math
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from calculators.formulas.parallel.memory import StateBytes
+
+
+def checkpoint_bytes_per_param(per_param: StateBytes) -> float:
+    """What a checkpoint keeps per parameter: the weights and the optimizer state
+    (including the FP32 master copy), not the gradients, which the next step
+    recomputes. BF16 mixed precision with AdamW: 2 + 12 = 14 B (ZeRO's K = 12,
+    Rajbhandari et al. 2020, Sec. 3.1). A framework that keeps only FP32 parameters
+    (FSDP's sharded master weights) saves 12."""
+    return per_param.weights + per_param.optimizer
 
 
 def _positive(name: str, value: float) -> None:
@@ -32,7 +46,9 @@ def checkpoint_write_time_s(
         raise ValueError(f"nodes must be >= 1, got {nodes!r}")
     _positive("node_write_bytes_per_s", node_write_bytes_per_s)
     _positive("storage_bytes_per_s", storage_bytes_per_s)
-    return checkpoint_bytes / min(nodes * node_write_bytes_per_s, storage_bytes_per_s)
+    # One group of writers: bytes / min(nodes x bandwidth, cap).
+    return sharded_transfer_time_s(
+        (Writers(nodes, checkpoint_bytes, node_write_bytes_per_s),), storage_bytes_per_s)
 
 
 @dataclass(frozen=True)
@@ -62,8 +78,8 @@ def sharded_transfer_time_s(groups: tuple[Writers, ...], storage_bytes_per_s: fl
     their shares at once: max(total / storage cap, each group's bytes / its summed
     bandwidth). Derivation (a fluid bound, and reached): no schedule beats either term;
     running every group at its bytes / T, with T that maximum, keeps each group within
-    its links and the sum within the cap. With one group it is
-    ``checkpoint_write_time_s``: bytes / min(hosts x bandwidth, cap)."""
+    its links and the sum within the cap. With one group (``checkpoint_write_time_s``)
+    it is bytes / min(hosts x bandwidth, cap)."""
     if not groups:
         raise ValueError("give at least one group of writers")
     _positive("storage_bytes_per_s", storage_bytes_per_s)

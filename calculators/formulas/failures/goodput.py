@@ -19,21 +19,11 @@ from calculators.formulas.failures import reliability as rel
 
 if TYPE_CHECKING:
     from calculators.formulas.failures.restart import RestartModel, RestartParts
-    from calculators.formulas.parallel.memory import StateBytes
 
 SECONDS_PER_DAY = 86_400.0
 #: Below this goodput a run is reported as never finishing rather than as a number of
 #: days that overflows.
 MIN_GOODPUT = 1e-9
-
-
-def checkpoint_bytes_per_param(per_param: StateBytes) -> float:
-    """What a checkpoint keeps per parameter: the weights and the optimizer state
-    (including the FP32 master copy), not the gradients, which the next step
-    recomputes. BF16 mixed precision with AdamW: 2 + 12 = 14 B (ZeRO's K = 12,
-    Rajbhandari et al. 2020, Sec. 3.1). A framework that keeps only FP32 parameters
-    (FSDP's sharded master weights) saves 12."""
-    return per_param.weights + per_param.optimizer
 
 
 def clos_switches(endpoints: int, radix: int) -> int:

@@ -66,11 +66,6 @@ class Memo:
             self._splits[key] = hit
         return hit
 
-    def split(self, pp: int, chunks: int) -> StageSplit | None:
-        """Llama 3's split (stages.split_layers), or None if the layers do not split."""
-        variants = self.splits(pp, chunks)
-        return variants[0] if variants else None
-
     def per_layer(self, tp: int, cp: int, micro_batch: int) -> dict[str, float]:
         key = (tp, cp, micro_batch)
         hit = self._per_layer.get(key)

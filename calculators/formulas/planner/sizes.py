@@ -98,7 +98,7 @@ def allowed_sizes(arch: Architecture, n: int, global_batch: int, memo: Memo,
                     continue
                 if global_batch % d:
                     continue
-                if memo.split(p, opts.chunks(p)) is None:
+                if not memo.splits(p, opts.chunks(p)):
                     continue
                 per_replica = global_batch // d
                 for b in sizes:
@@ -127,7 +127,7 @@ def gpu_counts(arch: Architecture, global_batch: int, options: Options | None = 
     tps = divisors(math.gcd(arch.heads, arch.kv_heads))
     cps = [c for c in divisors(arch.seq_len) if any(cp_allowed(arch, t, c, opts.cp_method)
                                                     for t in tps)]
-    pps = [p for p in range(1, arch.layers + 1) if memo.split(p, opts.chunks(p)) is not None]
+    pps = [p for p in range(1, arch.layers + 1) if memo.splits(p, opts.chunks(p))]
     tcps = {t * c * p for t in tps for c in cps for p in pps}
     ds = divisors(global_batch)
     line: list[tuple[int, int, int]] = []  # (count, t x c x p, index of its d)

@@ -11,10 +11,9 @@ from typing import Any
 
 import pytest
 
-import calculators
 from calculators.catalogues import hardware
-from calculators.cluster_sizing import moe as sizing_moe
 from calculators.cluster_sizing.steps import Plan
+from tests.unit.planner.moe_screens import sized_with_screens
 
 DAY = 86_400.0
 #: DeepSeek-V3's shape (the capstone's), a batch of 3,840 sequences and 30 days on
@@ -31,18 +30,7 @@ MISSES: dict[str, object] = {
 @cache
 def _sized_with_screens() -> tuple[Any, dict[int, Plan]]:
     """The sizing, and every micro-batch-1 screen the scan made, by GPU count."""
-    screens: dict[int, Plan] = {}
-    planner = sizing_moe.moe_plan_at
-
-    def spy(plan_raw: Any, num_gpus: int, blame: str, **kw: Any) -> Plan:
-        plan = planner(plan_raw, num_gpus, blame, **kw)
-        if kw.get("micro_batch") == 1:
-            screens[num_gpus] = plan
-        return plan
-
-    with pytest.MonkeyPatch.context() as patch:
-        patch.setattr(sizing_moe, "moe_plan_at", spy)
-        return calculators.compute("cluster_sizing", **MISSES), screens
+    return sized_with_screens(MISSES)
 
 
 def test_moe_sizing_that_misses_its_deadline_says_so() -> None:
