@@ -9,12 +9,14 @@ from __future__ import annotations
 from calculators.core.calculator import Calculator, Computed, Inputs
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.fabric.queueing import incast_run
+from calculators.formulas.moe.eplb import busiest_gpu_factor
 from calculators.formulas.moe.expert_parallel import (
     expected_dropped_fraction,
     expert_capacity_tokens,
     uniform_routing_load_cv,
 )
-from calculators.formulas.moe.step_costs import busiest_load_factor, direct_copies, gpu_load_cv
+from calculators.formulas.moe.step_costs import direct_copies
+from calculators.inputs.moe import REDUNDANT_EXPERTS_PARAM
 
 
 def _expert_load(inputs: Inputs) -> Computed:
@@ -35,7 +37,7 @@ def _expert_load(inputs: Inputs) -> Computed:
     if cv is None:
         cv = uniform_routing_load_cv(group_tokens, experts, k)
     factor = inputs.opt("capacity_factor")
-    hot = busiest_load_factor(gpu_load_cv(cv, experts // ep), ep)
+    hot = busiest_gpu_factor(cv, experts, ep, inputs.whole("redundant_experts"))
     # Bytes each GPU receives through its NIC in one dispatch, loads balanced: its tokens'
     # copies that leave their node (direct dispatch).
     per_copy = inputs.whole("hidden") * inputs.num("dispatch_bytes")
@@ -116,6 +118,7 @@ EXPERT_LOAD = Calculator(
               help="Standard deviation of an expert's load over its mean. Blank: the floor "
                    "of uniform random routing, sqrt((1 - 1/E) E / (T k)); a learned "
                    "router is less even. Loads taken as normal (an assumption)."),
+        REDUNDANT_EXPERTS_PARAM,
         Param("hidden", "Hidden size h", "int", 7168, minimum=1, maximum=1_000_000,
               help="Elements per dispatched copy. DeepSeek-V3: 7,168."),
         Param("dispatch_bytes", "Dispatch bytes per element", "float", 1.0, unit="B",
@@ -149,6 +152,8 @@ EXPERT_LOAD = Calculator(
         "Lepikhin et al. 2020, GShard, Secs. 2.2 and 3 (expert capacity, padded dispatch)",
         "DeepSeek-AI 2024, DeepSeek-V3 Technical Report, Secs. 2.1.2, 3.2.2, 3.3.3",
         "Blom 1958, Statistical Estimates and Transformed Beta-Variables (expected maximum)",
+        "DeepSeek-V3 report, Sec. 3.4.1, and deepseek-ai/EPLB (redundant experts)",
+        "Graham 1969, Bounds on Multiprocessing Timing Anomalies (list scheduling's bound)",
         "Zhu et al. 2015, DCQCN (SIGCOMM), and IEEE 802.1Qbb (the lossless queue model)",
     ),
 )

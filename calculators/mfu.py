@@ -20,9 +20,11 @@ from calculators.formulas.model.flops import (
 )
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, ARCHITECTURE_PARAMS, architecture
 from calculators.inputs.hardware import (
+    MFU_BASIS_HELP,
     PEAK_FLOPS_PARAM,
     PEAK_PRECISION_PARAM,
     accelerator_choices,
+    mfu_basis,
     peak_flops,
     peak_note,
 )
@@ -70,6 +72,7 @@ def _mfu(inputs: Inputs) -> Computed:
             "hardware_flops_per_token": hardware_flops,
             "achieved_flops_per_gpu": achieved,
             "mfu": mfu,
+            "mfu_basis": mfu_basis(inputs, gpu),
             "hfu": hfu,
             "tokens_per_second": rate,
             "step_time": tokens_per_step / rate,
@@ -178,6 +181,7 @@ MFU = Calculator(
         Output("hardware_flops_per_token", "Hardware FLOPs per token", "FLOP", "sci"),
         Output("achieved_flops_per_gpu", "Achieved model FLOP/s per GPU", "FLOP/s"),
         Output("mfu", "MFU", "1", "percent"),
+        Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
         Output("hfu", "HFU", "1", "percent"),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
         Output("step_time", "Step time", "s", "fixed"),

@@ -7,14 +7,9 @@ from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs
 from calculators.core.spec import Output, Param, ValidationError
-from calculators.formulas.parallel.memory import (
-    Breakdown,
-    Strategy,
-    gathered_weight_bytes,
-    memory_per_gpu,
-    min_dp_to_fit,
-    state_bytes,
-)
+from calculators.formulas.parallel.memory import Breakdown, Strategy, memory_per_gpu, state_bytes
+from calculators.formulas.parallel.sharded_states import gathered_weight_bytes, min_dp_to_fit
+from calculators.formulas.parallel.stages import schedule_layout
 from calculators.inputs.architecture import (
     ARCHITECTURE_DETAIL,
     ARCHITECTURE_PARAMS,
@@ -27,11 +22,20 @@ from calculators.inputs.memory import (
     DROPOUT_PARAM,
     GRADIENTS_PARAM,
     MEMORY_RESERVE_PARAM,
+    OFFLOAD_PARAM,
     gpu_capacity,
     gpu_usable,
+    host_memory_warning,
 )
 from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
-from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM, RECOMPUTE_PARAM
+from calculators.inputs.speed import FP8_RECIPE_PARAM
+from calculators.inputs.training import (
+    OPTIMIZER_PARAM,
+    PRECISION_PARAM,
+    RECOMPUTE_PARAM,
+    checked_recipe,
+    recipe_note,
+)
 
 GB = 1e9
 
@@ -46,7 +50,7 @@ def _where(breakdown: Breakdown, pp: int) -> str:
     return f"pipeline stage {breakdown.rank + 1}, which holds more layers than the first"
 
 
-def _strategy(inputs: Inputs, zero: int) -> Strategy:
+def _strategy(inputs: Inputs, zero: int, input_bytes: float = 2.0) -> Strategy:
     tp, cp = inputs.whole("tp"), inputs.whole("cp")
     arch_seq = inputs.whole("seq_len")
     if cp > 1 and arch_seq % (2 * cp):
@@ -62,33 +66,38 @@ def _strategy(inputs: Inputs, zero: int) -> Strategy:
         schedule=schedule if pp > 1 else "1f1b",
         virtual_stages=inputs.whole("virtual_stages") if schedule == "interleaved" and pp > 1
         else 1,
-        shard_group=inputs.whole("dp") * cp, cp_method=inputs.text("cp_method"))
+        shard_group=inputs.whole("dp") * cp, cp_method=inputs.text("cp_method"),
+        input_bytes=input_bytes, offload=inputs.text("offload"))
 
 
 def _model_memory(inputs: Inputs) -> Computed:
     arch = architecture(inputs)
     zero = inputs.whole("zero_stage")
-    strategy = _strategy(inputs, zero)
+    gpu = hardware.get(inputs.text("gpu"))
+    recipe = checked_recipe(inputs, gpu.id)
+    strategy = _strategy(inputs, zero, recipe.saved_input_bytes)
     tp, pp, dp, cp = strategy.tp, strategy.pp, strategy.dp, strategy.cp
-    check_layout(arch, tp, pp, strategy.virtual_stages)
+    check_layout(arch, tp, pp, *schedule_layout(strategy.schedule, pp, strategy.virtual_stages))
     if strategy.cp_method == "ulysses" and ((arch.heads // tp) % cp or (arch.kv_heads // tp) % cp):
         raise ValidationError("cp", f"Ulysses needs the {arch.heads // tp} heads and "
                               f"{arch.kv_heads // tp} KV heads per TP rank to divide by cp = {cp}")
     precision = inputs.text("precision")
-    per_param = state_bytes(precision, inputs.text("optimizer"), inputs.text("gradients"))
+    per_param = state_bytes(precision, inputs.text("optimizer"), inputs.text("gradients"),
+                            recipe.id)
     scale = 2.0 if precision == "fp32" else 1.0
-    gpu = hardware.get(inputs.text("gpu"))
     capacity, usable = gpu_capacity(inputs, gpu), gpu_usable(inputs, gpu)
     params = inputs.opt("params")
     warnings: list[str] = []
     notes: list[str] = []
 
     def at(stage: int) -> Breakdown:
-        st = strategy if stage == zero else _strategy(inputs, stage)
+        st = strategy if stage == zero else _strategy(inputs, stage, recipe.saved_input_bytes)
         return memory_per_gpu(arch, st, per_param, params, scale)
 
     breakdown = at(zero)
     fits = breakdown.total <= usable
+    if words := host_memory_warning(breakdown.host, gpu.id):
+        warnings.append(words)
     if not fits:
         warnings.append(
             f"Does not fit: {breakdown.total / GB:,.1f} GB needed against the "
@@ -120,6 +129,8 @@ def _model_memory(inputs: Inputs) -> Computed:
             "Sequence parallelism needs tensor parallelism (tp > 1) to split "
             "anything; it has no effect at tp = 1."
         )
+    if recipe.narrow:
+        notes.append(recipe_note(recipe, arch.layers))
     if gpu.memory_note and inputs["gpu_memory"] is None:
         notes.append(gpu.memory_note)
     notes.append(
@@ -167,6 +178,7 @@ def _model_memory(inputs: Inputs) -> Computed:
             "fits": fits,
             "min_gpus": None if min_gpus is None else float(min_gpus),
             "bytes_per_param": per_param.total,
+            "host_bytes": breakdown.host,
         },
         warnings=warnings,
         notes=notes,
@@ -221,6 +233,7 @@ MODEL_MEMORY = Calculator(
             "Sequences per GPU per forward/backward pass.",
         ),
         PRECISION_PARAM,
+        FP8_RECIPE_PARAM,
         GRADIENTS_PARAM,
         OPTIMIZER_PARAM,
         Param(
@@ -284,6 +297,7 @@ MODEL_MEMORY = Calculator(
         ),
         GPU_MEMORY_PARAM,
         MEMORY_RESERVE_PARAM,
+        OFFLOAD_PARAM,
     ),
     outputs=(
         Output("weights_bytes", "Weights", "B"),
@@ -299,6 +313,7 @@ MODEL_MEMORY = Calculator(
         Output("min_gpus", "Smallest GPU count that fits (this tp, cp, pp, ZeRO)", "GPU",
                "count"),
         Output("bytes_per_param", "Model-state bytes per parameter (unpartitioned)", "B"),
+        Output("host_bytes", "Offloaded to host memory, per GPU", "B"),
     ),
     function=_model_memory,
     sources=(

@@ -8,16 +8,22 @@ from __future__ import annotations
 import math
 
 from calculators.catalogues import hardware
+from calculators.catalogues.host_links import host_side
+from calculators.catalogues.link_speeds import network_curve, scale_up_curve
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.collectives.costs import flat_cost
-from calculators.formulas.model.model_states import device_capacity_bytes, usable_bytes
+from calculators.formulas.model.model_states import StateBytes, device_capacity_bytes, usable_bytes
+from calculators.formulas.moe.architecture import expert_params
+from calculators.formulas.moe.deepep import calibrate
+from calculators.formulas.moe.eplb import busiest_gpu_factor, copies_per_gpu
 from calculators.formulas.moe.expert_parallel import (
     MoeParallelLayout,
     expert_params_per_gpu,
     model_state_bytes_per_gpu,
     non_expert_params_per_gpu,
 )
+from calculators.formulas.moe.step_choices import muon_flops_per_gpu, offloaded
 from calculators.formulas.moe.step_costs import (
     activation_bytes_per_gpu,
     gradient_sync_bytes_per_gpu,
@@ -25,15 +31,17 @@ from calculators.formulas.moe.step_costs import (
     step_flops_per_gpu,
 )
 from calculators.inputs.hardware import PEAK_FLOPS_PARAM, accelerator_choices
-from calculators.inputs.memory import MEMORY_RESERVE_PARAM
+from calculators.inputs.memory import MEMORY_RESERVE_PARAM, OFFLOAD_PARAM
 from calculators.inputs.moe import (
     EXPERT_COMM_PARAMS,
     MOE_ARCHITECTURE_DETAIL,
     MOE_ARCHITECTURE_PARAMS,
+    REDUNDANT_EXPERTS_PARAM,
     alltoall_precision,
     max_nodes,
     moe_architecture,
 )
+from calculators.inputs.training import gemm_recipe_param, recipe_by_id
 
 #: Bytes per parameter (weights, gradients, optimizer incl. master weights).
 STATE_BYTES: dict[str, tuple[float, float, float]] = {
@@ -42,6 +50,9 @@ STATE_BYTES: dict[str, tuple[float, float, float]] = {
     # DeepSeek-V3 report, Sec. 3.3.3: FP32 master weights and gradients, BF16 Adam
     # moments; a BF16 working copy of the weights is our assumption.
     "deepseek_v3": (2.0, 4.0, 8.0),
+    # Muon with FP32 gradients: FP32 master weights and one FP32 momentum (Liu et al.
+    # 2025, Sec. 2); its Newton-Schulz FLOPs are added to the compute.
+    "muon": (2.0, 4.0, 8.0),
 }
 
 
@@ -66,6 +77,14 @@ def _layout(inputs: Inputs, experts: int, layers: int) -> MoeParallelLayout:
                              expert_parallel=ep)
 
 
+def _state_bytes(inputs: Inputs, accelerator: str) -> StateBytes:
+    """Bytes per parameter of the model states, the recipe's quantized weight copies
+    (formulas.model.recipes) on top of the 16-bit weights."""
+    cache = recipe_by_id(inputs.text("gemm_recipe"), accelerator).weight_cache_bytes
+    weights, gradients, optimizer = STATE_BYTES[inputs.text("model_states")]
+    return StateBytes(weights + cache, gradients, optimizer, cache)
+
+
 def _moe_step(inputs: Inputs) -> Computed:
     model = moe_architecture(inputs)
     layout = _layout(inputs, model.routed_experts, model.layers)
@@ -75,14 +94,14 @@ def _moe_step(inputs: Inputs) -> Computed:
     if global_batch % layout.data_parallel:
         raise ValidationError("global_batch", f"{global_batch} sequences do not split over "
                                               f"{layout.data_parallel} data-parallel replicas")
-    weight_b, grad_b, optim_b = STATE_BYTES[inputs.text("model_states")]
+    gpu = hardware.get(inputs.text("gpu"))
+    per_param = _state_bytes(inputs, gpu.id)
     states = model_state_bytes_per_gpu(model, layout, zero_stage=inputs.whole("zero_stage"),
-                                       weight_bytes=weight_b, gradient_bytes=grad_b,
-                                       optimizer_bytes=optim_b)
+                                       weight_bytes=per_param.weights,
+                                       gradient_bytes=per_param.gradients,
+                                       optimizer_bytes=per_param.optimizer)
     recompute = inputs.flag("full_recompute")
     activations = activation_bytes_per_gpu(model, layout, micro * seq, recompute=recompute)
-    total = states.total + activations
-    gpu = hardware.get(inputs.text("gpu"))
     # The label read as GiB, less the reserve, as model_memory and the planner count it.
     usable = usable_bytes(device_capacity_bytes(gpu.memory_bytes), inputs.num("memory_reserve"))
 
@@ -94,15 +113,48 @@ def _moe_step(inputs: Inputs) -> Computed:
     except ValueError as err:  # k experts cannot fit in M nodes
         raise ValidationError("max_nodes_per_token", str(err)) from None
     intra_bw, inter_bw = inputs.num("intra_node_bandwidth"), inputs.num("inter_node_bandwidth")
-    a2a_time = traffic.time_s(intra_bw, inter_bw)
+    # The shares of the line rates the kernels reach: DeepEP's normal kernels for the
+    # per-node dispatch (formulas.moe.deepep, from its published H800 table); NCCL's
+    # alltoall, as nccl-tests measures it, for direct copies (catalogues.link_speeds).
+    if per_node:
+        kernels = calibrate()
+        intra_share, inter_share = kernels.nvlink_share, kernels.rdma_share
+    else:
+        intra_share = scale_up_curve(gpu.id).alltoall_efficiency
+        inter_share = network_curve("ib_ndr").alltoall_efficiency
+    # Hot experts: the alltoall waits for the busiest GPU, whose experts also compute
+    # more; redundant copies (EPLB) flatten it (formulas.moe.eplb).
+    redundant = inputs.whole("redundant_experts")
+    cv = inputs.opt("load_cv") or 0.0
+    hot = busiest_gpu_factor(cv, model.routed_experts, layout.expert_parallel, redundant)
+    a2a_time = hot * traffic.time_s(intra_bw * intra_share, inter_bw * inter_share)
     peak = inputs.opt("peak_flops") or gpu.peak_bf16_flops
     flops = step_flops_per_gpu(model, tokens, layout.gpus, seq, recompute=recompute)
-    compute_time = flops / (peak * inputs.num("compute_efficiency"))
+    routed = (6.0 * model.experts_per_token * expert_params(model) * model.moe_layers
+              * tokens / layout.gpus * (4.0 / 3.0 if recompute else 1.0))
+    muon = inputs.text("model_states") == "muon"
+    flops += muon_flops_per_gpu(model, layout.gpus) if muon else 0.0
+    compute_time = (flops + (hot - 1.0) * routed) / (peak * inputs.num("compute_efficiency"))
+    host = offloaded(inputs.text("offload"), optimizer_bytes=states.optimizer,
+                     per_param=per_param,
+                     activations=activations, layers=model.layers, compute_s=compute_time,
+                     host=host_side(gpu.id), overlap=inputs.num("overlap"))
+    total = states.total - host.optimizer + activations - host.activations
+    # Each GPU's redundant copies: an expert's weights, gradients and optimizer states,
+    # sharded as the expert's own over its expert-data-parallel group.
+    extra = (copies_per_gpu(redundant, layout.expert_parallel) * expert_params(model)
+             * model.moe_layers / layout.pipeline_parallel)
+    zero, edp = inputs.whole("zero_stage"), layout.expert_data_parallel
+    redundant_bytes = extra * (per_param.weights / (edp if zero >= 3 else 1)
+                               + per_param.gradients / (edp if zero >= 2 else 1)
+                               + per_param.optimizer / (edp if zero >= 1 else 1))
+    total += redundant_bytes
     exposed = max(0.0, a2a_time - inputs.num("overlap") * compute_time)
-    sync_bytes = gradient_sync_bytes_per_gpu(model, layout, grad_b)
+    sync_bytes = gradient_sync_bytes_per_gpu(model, layout, per_param.gradients)
     # Ring bandwidth terms over the network (an upper bound where a group shares a node).
     sync_time = math.fsum(
-        flat_cost("allreduce", "ring", params * grad_b, ranks, inter_bw, 0.0).time_s
+        flat_cost("allreduce", "ring", params * per_param.gradients, ranks, inter_bw,
+                  0.0).time_s
         for params, ranks in ((non_expert_params_per_gpu(model, layout), layout.data_parallel),
                               (expert_params_per_gpu(model, layout),
                                layout.expert_data_parallel)))
@@ -120,22 +172,27 @@ def _moe_step(inputs: Inputs) -> Computed:
         "Activations: a first-order estimate (1F1B, BF16, fused attention, no dropout); "
         "DeepSeek-V3's own savings (recomputed norms and MLA up-projections, FP8 caches) "
         "are not modelled.",
+        f"Weights: {per_param.wide_weights:g} B per parameter, plus "
+        f"{per_param.quantized:.3g} B of the GEMM recipe's quantized copies "
+        f"({inputs.text('gemm_recipe')}; formulas.model.recipes).",
     ]
     rows = (
         ("Weights", states.weights), ("Gradients", states.gradients),
-        ("Optimizer states (incl. master weights)", states.optimizer),
-        ("Activations", activations),
+        ("Optimizer states (incl. master weights)", states.optimizer - host.optimizer),
+        ("Activations", activations - host.activations),
+        ("Redundant expert copies (EPLB)", redundant_bytes),
+        ("In host memory (offload)", host.optimizer + host.activations),
     )
-    table = Table(("Part", "Per GPU"), tuple((n, f"{v / 1e9:.4g} GB") for n, v in rows),
-                  caption="Memory per GPU")
     return Computed(
         values={
             "total_bytes": total,
             "fits": total <= usable,
             "weights_bytes": states.weights,
             "gradients_bytes": states.gradients,
-            "optimizer_bytes": states.optimizer,
-            "activations_bytes": activations,
+            "optimizer_bytes": states.optimizer - host.optimizer,
+            "activations_bytes": activations - host.activations,
+            "redundant_expert_bytes": redundant_bytes,
+            "busiest_gpu_load": hot,
             "experts_per_gpu": model.routed_experts / layout.expert_parallel,
             "expert_data_parallel": float(layout.expert_data_parallel),
             "alltoall_inter_node_bytes": traffic.inter_node_bytes,
@@ -144,14 +201,16 @@ def _moe_step(inputs: Inputs) -> Computed:
             "compute_time": compute_time,
             "alltoall_to_compute": a2a_time / compute_time,
             "exposed_alltoall_time": exposed,
-            "step_time": compute_time + exposed,
+            "step_time": compute_time + exposed + host.exposed_s,
+            "host_bytes": host.optimizer + host.activations,
             "allreduce_bytes": sync_bytes,
             "allreduce_time": sync_time,
             "alltoall_to_allreduce_bytes": a2a_bytes / sync_bytes if sync_bytes else None,
         },
         warnings=warnings,
         notes=notes,
-        table=table,
+        table=Table(("Part", "Per GPU"), tuple((n, f"{v / 1e9:.4g} GB") for n, v in rows),
+                    caption="Memory per GPU"),
     )
 
 
@@ -183,16 +242,18 @@ _LAYOUT_PARAMS: tuple[Param, ...] = (
     Param("model_states", "Model-state precision", "choice", "deepseek_v3",
           choices=(Choice("deepseek_v3", "DeepSeek-V3: 2 + 4 + 8 B (FP32 grads and master, "
                                          "BF16 moments)"),
-                   Choice("mixed_adam", "Mixed-precision Adam: 2 + 2 + 12 B (ZeRO)")),
+                   Choice("mixed_adam", "Mixed-precision Adam: 2 + 2 + 12 B (ZeRO)"),
+                   Choice("muon", "Muon: 2 + 4 + 8 B, and its Newton-Schulz FLOPs")),
           help="Weights + gradients + optimizer bytes per parameter: DeepSeek-V3 report, "
                "Sec. 3.3.3; Rajbhandari et al. 2020, Sec. 3.1."),
     Param("full_recompute", "Full activation recomputation", "bool", False,
           help="Keep each layer's input only and repeat the forward pass (8 N per token "
                "instead of 6 N)."),
     *EXPERT_COMM_PARAMS,
-    Param("gpu", "GPU", "choice", "h100_sxm", choices=accelerator_choices(),
-          help="Peak FLOP/s and memory. The H800 has the H100's compute and 80 GB, with "
-               "less NVLink: take h100_sxm and set the link bandwidths."),
+    Param("gpu", "GPU", "choice", "h800", choices=accelerator_choices(),
+          help="Peak FLOP/s and memory; its NVLink's alltoall share for direct copies. "
+               "DeepSeek-V3: H800, the H100's compute and 80 GB with NVLink at 200 GB/s "
+               "per direction."),
     PEAK_FLOPS_PARAM,
     MEMORY_RESERVE_PARAM,
     _p("compute_efficiency", "Achieved fraction of peak in compute", 0.6, (0.01, 1),
@@ -200,12 +261,23 @@ _LAYOUT_PARAMS: tuple[Param, ...] = (
        "first-order step shows its parts; moe_plan prices each kernel at its measured "
        "speed instead (dense chapter, the speed model).",
        unit="1", kind="float"),
-    _p("intra_node_bandwidth", "NVLink bandwidth per GPU", 160e9, (1e6, 1e14),
-       "Per direction, achieved. DeepSeek-V3: 160 GB/s on H800 (Sec. 3.2.2).", unit="B/s",
-       kind="float"),
-    _p("inter_node_bandwidth", "Network bandwidth per GPU", 50e9, (1e6, 1e14),
-       "Per direction: one 400 Gb/s InfiniBand NIC per GPU, 50 GB/s (Sec. 3.2.2).",
+    _p("intra_node_bandwidth", "NVLink line rate per GPU", 200e9, (1e6, 1e14),
+       "Per direction. H800: 400 GB/s bidirectional, 200 each way (DeepSeek-V3 measures "
+       "160, Sec. 3.2.2). The alltoall reaches a measured share of it: DeepEP's normal "
+       "kernels 0.68 per node (its H800 table, formulas.moe.deepep), NCCL's alltoall 0.71 "
+       "direct (catalogues.link_speeds).", unit="B/s", kind="float"),
+    _p("inter_node_bandwidth", "Network line rate per GPU", 50e9, (1e6, 1e14),
+       "Per direction: one 400 Gb/s InfiniBand NIC per GPU, 50 GB/s (Sec. 3.2.2). DeepEP's "
+       "kernels reach 0.88 of it, NCCL's alltoall 0.74 (as above).",
        unit="B/s", kind="float"),
+    Param("load_cv", "Expert load imbalance (coefficient of variation)", "float", None,
+          minimum=0, maximum=10, optional=True, placeholder="balanced",
+          help="Standard deviation of an expert's load over its mean; blank: every expert "
+               "equally loaded. The alltoall waits for the busiest GPU, whose experts also "
+               "compute more (loads normal, as in expert_load)."),
+    REDUNDANT_EXPERTS_PARAM,
+    gemm_recipe_param("blockwise"),
+    OFFLOAD_PARAM,
     _p("overlap", "Share of compute the alltoall hides behind", 0.0, (0, 1),
        "0: every dispatch waits (plain EP). 1: DeepSeek's DualPipe hides it fully behind "
        "another micro-batch's compute (Sec. 3.2.1).", unit="1", kind="float"),
@@ -228,6 +300,8 @@ MOE_STEP = Calculator(
         Output("gradients_bytes", "Gradients", "B"),
         Output("optimizer_bytes", "Optimizer states", "B"),
         Output("activations_bytes", "Activations (first-order)", "B"),
+        Output("redundant_expert_bytes", "Redundant expert copies (EPLB)", "B"),
+        Output("busiest_gpu_load", "Busiest GPU's expert load / mean", "1", "fixed"),
         Output("experts_per_gpu", "Routed experts per GPU per layer", "", "fixed"),
         Output("expert_data_parallel", "Expert-data-parallel size", "", "count"),
         Output("alltoall_inter_node_bytes", "Alltoall bytes per GPU per step, network", "B"),
@@ -237,6 +311,7 @@ MOE_STEP = Calculator(
         Output("alltoall_to_compute", "Alltoall / compute", "1", "fixed"),
         Output("exposed_alltoall_time", "Alltoall not hidden", "s"),
         Output("step_time", "Step time (compute + exposed alltoall)", "s"),
+        Output("host_bytes", "Offloaded to host memory, per GPU", "B"),
         Output("allreduce_bytes", "Gradient allreduce bytes per GPU per step", "B"),
         Output("allreduce_time", "Gradient allreduce time (network)", "s"),
         Output("alltoall_to_allreduce_bytes", "Alltoall bytes / allreduce bytes", "1", "fixed"),

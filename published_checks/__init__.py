@@ -113,6 +113,7 @@ def all_checks() -> tuple[Check, ...]:
         communication,
         compute,
         dense,
+        expert_kernels,
         kernels,
         long_runs,
         moe,
@@ -120,8 +121,9 @@ def all_checks() -> tuple[Check, ...]:
         sparse,
     )
 
-    checks = (*compute.CHECKS, *dense.CHECKS, *kernels.CHECKS, *moe.CHECKS, *communication.CHECKS,
-              *network.CHECKS, *sparse.CHECKS, *long_runs.CHECKS, *capstone.CHECKS)
+    checks = (*compute.CHECKS, *dense.CHECKS, *kernels.CHECKS, *moe.CHECKS,
+              *expert_kernels.CHECKS, *communication.CHECKS, *network.CHECKS, *sparse.CHECKS,
+              *long_runs.CHECKS, *capstone.CHECKS)
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):
         raise TypeError("check ids repeat: " + ", ".join(sorted(

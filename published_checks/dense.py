@@ -12,6 +12,7 @@ from calculators.formulas.kernels.roofline import ridge_point
 from calculators.formulas.model import activations as act
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.model.model_states import model_state_bytes, state_bytes
+from calculators.formulas.model.recipes import BF16, FP8_TENSORWISE, linear_memory_bytes
 from calculators.formulas.parallel.memory import activation_bytes_per_layer
 from published_checks import Check, Value, preset_inputs
 
@@ -262,4 +263,23 @@ _UTILISATION = (
       for name, heads, hidden, layers, mfu, hfu in KORTHIKANTI_TABLE_3),
 )
 
-CHECKS: tuple[Check, ...] = (*_COUNTS, *_MEMORY, *_RACKS, *_UTILISATION)
+_TE_MEMORY = ("https://nvidia.github.io/TransformerEngine/features/low_precision_training/"
+              "performance_considerations/performance_considerations.html")
+_LOW_PRECISION = (
+    *(Check(id=f"te-linear-memory-{name}", chapter="dense.md",
+            claim=f"A 1,024 x 1,024 linear layer on 1,024 tokens after its forward, {label}",
+            source=f"Transformer Engine docs, Performance considerations, Memory usage: "
+                   f"{parts} = 6 MB",
+            url=_TE_MEMORY,
+            formula=partial(linear_memory_bytes, 1024, 1024, 1024, recipe),
+            formula_name=f"recipes.linear_memory_bytes(1,024 tokens, 1,024 x 1,024, {label})",
+            published=6 * 2 ** 20, rel_tol=0.0,
+            why_tolerance="whole bytes: exact (TE's MB is 2^20 B: 1,024 x 1,024 x 2 B is "
+                          "its 2 MB)", unit="B")
+      for name, label, recipe, parts in (
+          ("bf16", "BF16", BF16, "2 MB weight + 2 MB input saved + 2 MB output"),
+          ("fp8", "FP8 with BF16 weights (FP8 does not halve it)", FP8_TENSORWISE,
+           "2 MB weight + 1 MB FP8 weight + 1 MB FP8 input + 2 MB output"))),
+)
+
+CHECKS: tuple[Check, ...] = (*_COUNTS, *_MEMORY, *_LOW_PRECISION, *_RACKS, *_UTILISATION)

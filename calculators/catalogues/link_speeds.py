@@ -130,12 +130,3 @@ def network_curve(link: str) -> LinkCurve:
     """The measured curve of a NIC of the catalogue (catalogues.hardware.LINKS)."""
     return LINK_SPEEDS[link].curve
 
-
-#: DeepSeek's per-node dispatch runs on its own kernels (DeepEP), not NCCL's alltoall:
-#: on H800 with a 400 Gb/s ConnectX-7 per GPU they measure 153-158 GB/s over NVLink for
-#: EP 8 (0.78 of the 200 GB/s line rate) and 50-51 GB/s over RDMA for EP 64, the NIC's
-#: whole ~50 GB/s (deepseek-ai/DeepEP, docs/legacy.md, "Normal kernels with NVLink and
-#: RDMA forwarding", FP8 dispatch, BF16 combine, 4,096 tokens, hidden 7,168, top 8).
-#: (NVLink share, NIC share) of the line rates; other GPUs assumed alike.
-DEEPEP_SHARES = (0.78, 1.0)
-

@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
@@ -25,9 +26,11 @@ from calculators.core.spec import Choice, Output, Param, When
 from calculators.inputs import data, training
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.embeddings import gpu_params, table_params
-from calculators.inputs.hardware import accelerator_choices
+from calculators.inputs.hardware import MFU_BASIS_HELP, accelerator_choices, peak_words
+from calculators.inputs.memory import OFFLOAD_PARAM
 from calculators.inputs.moe import EP_OVERLAP_PARAM, EXPERT_COMM_PARAMS, MOE_ARCHITECTURE_PARAMS
 from calculators.inputs.sparse_step import SPARSE_STEP_PARAMS
+from calculators.inputs.speed import FP8_RECIPE_PARAM
 from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
 
 if TYPE_CHECKING:
@@ -100,7 +103,9 @@ _DECLARED: tuple[Param, ...] = (
           help="Sequences per optimizer step (dense). Data parallelism must divide it. "
                "GPT-3 on 1,024 A100s: 1,536 (Narayanan et al. 2021, Sec. 5.1)."),
     PRECISION_PARAM,
+    FP8_RECIPE_PARAM,
     OPTIMIZER_PARAM,
+    OFFLOAD_PARAM,
     Param("bytes_per_token", "Stored bytes per token", "float", None, unit="B", minimum=1e-3,
           maximum=1e6, optional=True,
           placeholder="2 or 4 by vocabulary",
@@ -233,6 +238,7 @@ OUTPUTS: tuple[Output, ...] = (
     Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
     Output("memory_headroom_bytes", "Memory headroom per GPU", "B"),
     Output("planner_mfu", "MFU the planner's step model reaches", "1", "percent"),
+    Output("mfu_basis", "MFUs against", "", "text", help=MFU_BASIS_HELP),
     Output("planner_days", "Time at the planner's step estimate", "days", "fixed",
            help="The planner's step time is " + STEP_TIME_BAND.words() + ".",
            band=STEP_TIME_BAND.worst),
@@ -293,6 +299,8 @@ def size_cluster(inputs: Inputs) -> Computed:
             "Assumed: compute at the given MFU counts only the dense MLPs; communication "
             "as sparse_training models it, hidden behind compute up to the step's length.")
     report.values.setdefault("ep", None)  # expert parallelism: mixtures of experts only
+    # The assumed and the planner's MFU are both against the BF16 peak.
+    report.values["mfu_basis"] = peak_words(hardware.get(inputs.text("gpu")))
     return report.computed(f"How {inputs.text('model_kind')} sizing reached its answer")
 
 

@@ -54,7 +54,8 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     floor = math.ceil(counted * per_param.total / machine.capacity)
     plan_raw = {p.name: inputs[p.name] for p in ARCHITECTURE_PARAMS}
     plan_raw.update({name: inputs[name] for name in (
-        "global_batch", "gpus_per_node", "gpu", "gpu_memory", "precision", "optimizer")})
+        "global_batch", "gpus_per_node", "gpu", "gpu_memory", "precision", "optimizer",
+        "fp8_recipe", "offload")})
     plan_raw["inter_node_bandwidth"] = machine.nic_per_gpu
     batch_tokens = inputs.whole("global_batch") * arch.seq_len
     steps = tokens / batch_tokens

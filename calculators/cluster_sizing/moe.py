@@ -30,6 +30,7 @@ from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.cluster import planner_cluster
 from calculators.inputs.moe import EXPERT_COMM_PARAMS, MOE_ARCHITECTURE_PARAMS, moe_architecture
 from calculators.inputs.moe_planner import MOE_PLANNER_PARAMS, expert_comm, moe_planner_options
+from calculators.inputs.training import input_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -42,6 +43,7 @@ if TYPE_CHECKING:
 #: cluster_sizing's inputs that moe_plan reads under the same name.
 PLANNER_NAMES = (*(p.name for p in MOE_ARCHITECTURE_PARAMS), "seq_len", "global_batch",
                  "gpus_per_node", "gpu", "gpu_memory", "precision", "optimizer",
+                 "fp8_recipe", "offload",
                  *(p.name for p in EXPERT_COMM_PARAMS), "ep_overlap")
 
 
@@ -65,7 +67,8 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
     tolerance = inputs.num("rank_tolerance")
     try:
         found = search(model, seq, cluster, state_bytes(inputs.text("precision"),
-                                                      inputs.text("optimizer")),
+                                                      inputs.text("optimizer"),
+                                                      fp8_recipe=input_recipe(inputs).id),
                        inputs.whole("global_batch"), comm=expert_comm(inputs),
                        options=moe_planner_options(inputs), micro_batch=micro_batch,
                        tolerance=tolerance)

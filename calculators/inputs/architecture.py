@@ -173,7 +173,8 @@ ARCHITECTURE_DETAIL = (
 )
 
 
-def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1) -> None:
+def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1,
+                 placement: str = "loop") -> None:
     """Cross-field rules: TP splits whole heads, and under GQA whole KV heads (each rank
     computes attention for its own heads, so it needs the K and V they read: Megatron
     requires the query groups to divide by TP); PP splits the layers evenly, or with one
@@ -195,6 +196,6 @@ def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1) -> None:
             "layers: every stage needs at least one layer",
         )
     try:
-        split_layers(arch.layers, pp, chunks)
+        split_layers(arch.layers, pp, chunks, placement if pp > 1 else "loop")
     except SplitError as err:
         raise ValidationError("pp", str(err)) from None

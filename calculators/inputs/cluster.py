@@ -21,17 +21,29 @@ from calculators.inputs.hardware import (
     peak_flops,
     peak_precision,
 )
-from calculators.inputs.machine import fabric_for, machine_for
+from calculators.inputs.machine import fabric_for, machine_for, with_reserved_sms
 from calculators.inputs.memory import (
     ATTENTION_PARAM,
     DROPOUT_PARAM,
     GRADIENTS_PARAM,
     MEMORY_RESERVE_PARAM,
+    PLANNER_OFFLOAD_PARAM,
     gpu_usable,
 )
-from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
+from calculators.inputs.parallel import (
+    COMM_SMS_PARAM,
+    CP_METHOD_PARAM,
+    SCHEDULE_PARAM,
+    VIRTUAL_STAGES_PARAM,
+    reserved_sms,
+)
 from calculators.inputs.speed import COMM_EFFICIENCY_PARAM, SPEED_PARAMS
-from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
+from calculators.inputs.training import (
+    OPTIMIZER_PARAM,
+    PRECISION_PARAM,
+    checked_recipe,
+    input_recipe,
+)
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -164,6 +176,7 @@ PLANNER_PARAMS: tuple[Param, ...] = (
     ),
     SCHEDULE_PARAM,
     VIRTUAL_STAGES_PARAM,
+    COMM_SMS_PARAM,
     CP_METHOD_PARAM,
     ATTENTION_PARAM,
     DROPOUT_PARAM,
@@ -171,13 +184,15 @@ PLANNER_PARAMS: tuple[Param, ...] = (
     GRADIENTS_PARAM,
     OPTIMIZER_PARAM,
     MEMORY_RESERVE_PARAM,
+    PLANNER_OFFLOAD_PARAM,
     *SPEED_PARAMS,
 )
 
 
-def planner_cluster(inputs: Inputs) -> Cluster:
+def planner_cluster(inputs: Inputs, *, reserve_sms: bool = True) -> Cluster:
     """The planner's cluster from validated ``PLANNER_PARAMS``: the kernels and links of
-    the catalogue (inputs.machine) with the reader's overrides."""
+    the catalogue (inputs.machine) with the reader's overrides; ``reserve_sms`` False
+    leaves every SM computing (what the reserved ones cost is the difference)."""
     gpu = hardware.get(inputs.text("gpu"))
     domain = inputs.whole("nvlink_domain") if inputs["nvlink_domain"] is not None else (
         gpu.scale_up_domain)
@@ -189,12 +204,13 @@ def planner_cluster(inputs: Inputs) -> Cluster:
     bf16 = override * gpu.peak_bf16_flops / gpu.peak_flops(peak_precision(inputs)) if (
         override) else None
     machine = machine_for(gpu.id, precision=precision,
-                          fp8_recipe=inputs.text("fp8_recipe") if precision == "fp8_mixed"
-                          else "tensorwise", peak_bf16=bf16,
+                          fp8_recipe=checked_recipe(inputs, gpu.id).id, peak_bf16=bf16,
                           kernel_speed_scale=inputs.num("kernel_speed"),
                           attention_kernel=inputs.text("attention_kernel")
                           if inputs.text("attention") == "fused" else "best",
                           gradient_bytes=planner_state_bytes(inputs).gradients)
+    if reserve_sms:
+        machine = with_reserved_sms(machine, reserved_sms(inputs, machine.speed.sms))
     fabric = fabric_for(gpu.id, domain=domain, intra_bandwidth=inputs.opt("intra_node_bandwidth"),
                         inter_bandwidth=inputs.opt("inter_node_bandwidth"),
                         nic=None if network == "default" else network,
@@ -225,7 +241,9 @@ def planner_options(inputs: Inputs) -> Options:
         tp_overlap=inputs.text("tp_overlap"),
         dp_overlap=inputs.flag("dp_overlap"),
         recompute=None if recompute == "search" else recompute,
-        fp8_activations=inputs.text("precision") == "fp8_mixed",
+        saved_input_bytes=input_recipe(inputs).saved_input_bytes,
+        muon=inputs.text("optimizer") == "muon",
+        offload="none" if inputs.text("offload") == "auto" else inputs.text("offload"),
         lean_norms=inputs.flag("lean_norms"),
         zero_stage=None if inputs["zero_stage"] is None else inputs.whole("zero_stage"),
     )
@@ -234,4 +252,4 @@ def planner_options(inputs: Inputs) -> Options:
 def planner_state_bytes(inputs: Inputs) -> StateBytes:
     """Bytes per parameter of each model state (formulas.parallel.memory.state_bytes)."""
     return state_bytes(inputs.text("precision"), inputs.text("optimizer"),
-                       inputs.text("gradients"))
+                       inputs.text("gradients"), input_recipe(inputs).id)

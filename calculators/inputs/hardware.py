@@ -96,3 +96,46 @@ GPU_MEMORY_PARAM = Param(
     "85.9e9 B). To enter what your framework leaves usable instead, set memory_reserve "
     "to 0, or the reserve is taken twice.",
 )
+
+
+def mfu_basis(inputs: Inputs, gpu: Accelerator) -> str:
+    """The denominator of an MFU in words: whose peak, at which precision, how many
+    FLOP/s. An FP8 run's MFU against the BF16 peak reads twice its MFU against the FP8
+    peak on Hopper, so a figure is only comparable with its basis."""
+    return peak_words(gpu, peak_precision(inputs), inputs.opt("peak_flops"))
+
+
+def peak_words(gpu: Accelerator, precision: Precision = "bf16",
+               override: float | None = None) -> str:
+    """``mfu_basis`` for a calculator that fixes the precision (or has an override)."""
+    if override:
+        return f"the given peak, {override / 1e12:,.1f} TFLOP/s per GPU"
+    used = gpu.precision_used(precision)
+    return (f"{gpu.name}'s dense {used.upper()} peak, "
+            f"{gpu.peak_flops(used) / 1e12:,.1f} TFLOP/s per GPU")
+
+
+MFU_BASIS_HELP = ("The peak the MFU divides by: the datasheet's dense rate at the 'Peak "
+                  "at precision' input, or the given peak. An FP8 run's MFU against the "
+                  "BF16 peak is twice its MFU against the FP8 peak on Hopper and "
+                  "Blackwell; quote the basis with the figure.")
+
+
+def narrow_mfu_note(inputs: Inputs, gpu: Accelerator, mfu: float) -> str | None:
+    """Where the layers' GEMMs run narrower than the peak the MFU divides by (an FP8 or
+    NVFP4 run against the BF16 peak): the same run's MFU against the narrow peak, so
+    that a figure near or above 100% reads as the convention it is."""
+    precision = inputs.text("precision")
+    narrows: dict[str, Precision] = {"fp8_mixed": "fp8", "fp4_mixed": "fp4"}
+    narrow = narrows.get(precision)
+    if narrow is None or inputs.opt("peak_flops"):
+        return None
+    basis = gpu.precision_used(peak_precision(inputs))
+    used = gpu.precision_used(narrow)
+    if PRECISIONS.index(used) <= PRECISIONS.index(basis):
+        return None
+    against = mfu * gpu.peak_flops(basis) / gpu.peak_flops(used)
+    above = " (above 100%: the GEMMs run faster than that peak)" if mfu > 1 else ""
+    return (f"This MFU is against the {basis.upper()} peak{above}, the basis that "
+            f"compares the run with {basis.upper()} runs; against the {used.upper()} peak "
+            f"the layers' GEMMs run at, the same step is {against:.1%}.")

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.core.spec import Choice, Param
+from calculators.catalogues.host_links import host_side
+from calculators.core.spec import Choice, Output, Param
 from calculators.formulas.parallel.memory import device_capacity_bytes, usable_bytes
 
 if TYPE_CHECKING:
@@ -37,6 +38,26 @@ GRADIENTS_PARAM = Param(
          "accumulated and reduced in FP32, 2 + 4 + 12 = 18 (Megatron-Core's "
          "distributed-optimizer docs, its BF16 default; Llama 3 does the same, Dubey et "
          "al. 2024, Sec. 3.3.2). The gradient traffic doubles too.")
+_OFFLOAD_CHOICES = (Choice("none", "nothing: everything on the GPU"),
+                    Choice("optimizer", "optimizer states and master weights"),
+                    Choice("activations", "activations (two layers stay on the GPU)"),
+                    Choice("both", "optimizer states and activations"))
+_OFFLOAD_HELP = ("Host memory instead of HBM (ZeRO-Offload, Ren et al. 2021; Megatron-Core "
+                 "--optimizer-cpu-offload): the optimizer's FP32 states are updated by "
+                 "the CPU, the gradients going down behind the backward and the 16-bit "
+                 "weights coming back after the step; activations go down after each "
+                 "layer's forward and come back before its backward. Priced by the GPU's "
+                 "host link (PCIe 5.0 x16 at 55.6 GB/s per direction as nvbandwidth "
+                 "measures it; NVLink-C2C on Grace systems) and the host memory "
+                 "bandwidth of the GPU's share of the node (catalogues.host_links).")
+OFFLOAD_PARAM = Param("offload", "Offload to host memory", "choice", "none",
+                      choices=_OFFLOAD_CHOICES, help=_OFFLOAD_HELP, advanced=True)
+PLANNER_OFFLOAD_PARAM = Param(
+    "offload", "Offload to host memory", "choice", "auto",
+    choices=(Choice("auto", "only when nothing fits without it"), *_OFFLOAD_CHOICES),
+    help=_OFFLOAD_HELP + " Auto: the search runs without offload; if no layout fits, it "
+         "runs again with the optimizer on the host, then with the activations too.",
+    advanced=True)
 MEMORY_RESERVE_PARAM = Param(
     "memory_reserve", "GPU memory kept free", "float", 0.05, unit="1", minimum=0,
     maximum=0.5,
@@ -56,3 +77,27 @@ def gpu_capacity(inputs: Inputs, gpu: Accelerator) -> float:
 def gpu_usable(inputs: Inputs, gpu: Accelerator) -> float:
     """The capacity less the ``memory_reserve`` share."""
     return usable_bytes(gpu_capacity(inputs, gpu), inputs.num("memory_reserve"))
+
+
+def host_memory_warning(host_bytes: float, accelerator: str) -> str | None:
+    """A warning when what a GPU offloads exceeds its share of the reference node's host
+    memory (catalogues.host_links)."""
+    side = host_side(accelerator)
+    if host_bytes <= side.host_memory:
+        return None
+    return (f"The offloaded states need {host_bytes / 1e9:,.1f} GB of host memory per GPU, "
+            f"more than the {side.host_memory / 1e9:,.0f} GB per GPU of the reference node "
+            f"({side.source}).")
+
+
+#: The planners' outputs on offload (parallel_plan, moe_plan).
+OFFLOAD_OUTPUTS = (
+    Output("offload", "Offloaded to host memory", "", "text",
+           help="What the plan keeps in host memory: none, the optimizer, the activations "
+                "or both (formulas.parallel.offload)."),
+    Output("host_memory_bytes", "Host memory per GPU", "B",
+           help="The optimizer states and activations this GPU keeps in host memory."),
+    Output("host_memory_per_node_bytes", "Host memory per node", "B",
+           help="Host memory per GPU times the GPUs of a node: compare with the node's "
+                "DRAM (2 TB in a DGX H100)."),
+)

@@ -224,3 +224,15 @@ def max_nodes(inputs: Inputs) -> int | None:
     per EP group from its expert groups (formulas.moe.step_costs.node_limit)."""
     return None if inputs["max_nodes_per_token"] is None else inputs.whole(
         "max_nodes_per_token")
+
+
+# --- hot experts and redundant copies (expert_load, moe_step) ---------------------------
+
+REDUNDANT_EXPERTS_PARAM = Param(
+    "redundant_experts", "Redundant expert copies per EP group (EPLB)", "int", 0, minimum=0,
+    maximum=100_000,
+    help="Extra copies of the hottest experts in each MoE layer, spread over the EP group's "
+         "GPUs, and every copy placed by its measured load (DeepSeek's EPLB). DeepSeek-V3 "
+         "serves prefill with 32 on EP 32, one per GPU (report, Sec. 3.4.1). They flatten "
+         "the hot experts (formulas.moe.eplb) and cost each GPU ceil(copies / EP) more "
+         "experts per layer.")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core.spec import Choice, Param, When
-from calculators.inputs.machine import FP8_RECIPES
+from calculators.formulas.model.recipes import FP8_RECIPES
 
 SEQUENCE_PARALLEL_PARAM = Param(
     "sequence_parallel", "Sequence parallelism", "bool", True,
@@ -55,14 +55,16 @@ PLANNER_RECOMPUTE_PARAM = Param(
 
 FP8_RECIPE_PARAM = Param(
     "fp8_recipe", "FP8 recipe", "choice", "tensorwise",
-    choices=(Choice("tensorwise", "per-tensor scaling (Transformer Engine)"),
-             Choice("blockwise", "1 x 128 / 128 x 128 blocks (DeepSeek-V3)")),
+    choices=tuple(Choice(r.id, r.label) for r in FP8_RECIPES.values()),
     when=When("precision", ("fp8_mixed",)),
-    help="How the FP8 GEMMs scale their inputs: the casts cost HBM traffic (9 B per "
-         "element cast with per-tensor delayed scaling, measured by Transformer Engine's "
-         "GEMM benchmark on H200; 3 B when the cast is fused into the kernel before, as "
-         "DeepSeek-V3 does, Sec. 3.3.1, an assumption). The GEMMs themselves run at the "
-         "measured FP8 ceiling (70.9% of the FP8 peak on H100), not twice BF16.",
+    help="How the FP8 GEMMs scale their inputs, which sets what they keep and what "
+         "their casts cost (formulas.model.recipes). Per-tensor (Transformer Engine's "
+         "delayed scaling): a 1 B FP8 weight copy, FP8 inputs saved, 9 B of HBM traffic "
+         "per element cast (TE's GEMM benchmark on H200). Blockwise (DeepSeek-V3, Sec. "
+         "3.3.2): FP32 scales per 1 x 128 tile and 128 x 128 block, the cast fused into "
+         "the kernel before, 3 B (assumption). MXFP8 (Blackwell; OCP MX v1.0): 32-element "
+         "blocks with E8M0 scales, row- and column-wise copies both kept. The GEMMs run "
+         "at the measured FP8 ceiling (70.9% of the FP8 peak on H100), not twice BF16.",
     advanced=True)
 
 ZERO_STAGE_PARAM = Param(

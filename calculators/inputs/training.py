@@ -3,27 +3,41 @@ calculators: precision, optimizer and activation recomputation, each with its so
 
 from __future__ import annotations
 
-from calculators.core.spec import Choice, Param
+from typing import TYPE_CHECKING
+
+from calculators.core.spec import Choice, Param, ValidationError
 from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, FLOP_COUNTS
+from calculators.formulas.model.recipes import BF16, FP8_RECIPES, NVFP4, Recipe, recipe_for
+from calculators.inputs.machine import recipe_support
+
+if TYPE_CHECKING:
+    from calculators.core.calculator import Inputs
 
 PRECISION_PARAM = Param(
     "precision", "Precision", "choice", "bf16_mixed",
     choices=(Choice("bf16_mixed", "BF16 mixed (FP32 master weights)"),
              Choice("fp16_mixed", "FP16 mixed (FP32 master weights)"),
-             Choice("fp8_mixed", "FP8 mixed (assumption: + 1 B FP8 weight copy)"),
+             Choice("fp8_mixed", "FP8 mixed (layers' GEMMs in FP8; recipe below)"),
+             Choice("fp4_mixed", "NVFP4 mixed (Blackwell; 16% of GEMMs in BF16)"),
              Choice("fp32", "FP32")),
     help="Mixed precision: 2 B weights + 2 B gradients + 4 B FP32 master copy (ZeRO, "
-         "Sec. 3.1). FP8 is an assumption: BF16 weights kept, plus an FP8 copy; 16-bit "
-         "activations. FP32 doubles activations.")
+         "Sec. 3.1). FP8 and NVFP4 keep all of that and add the GEMMs' quantized weight "
+         "copies (1 B with Transformer Engine's FP8 on Hopper, 2 x 1.03 B with MXFP8, "
+         "2 x 0.5 B with NVFP4) and save the GEMM inputs narrow; attention, norms, "
+         "embedding, output layer and router stay 16-bit (formulas.model.recipes). FP32 "
+         "doubles activations.")
 OPTIMIZER_PARAM = Param(
     "optimizer", "Optimizer", "choice", "adamw",
     choices=(Choice("adamw", "AdamW (8 B states)"), Choice("sgd_momentum", "SGD + momentum"),
              Choice("adafactor", "Adafactor (factored, no momentum)"),
              Choice("adamw_8bit", "8-bit AdamW"),
-             Choice("adamw_bf16", "AdamW, BF16 moments (DeepSeek-V3)")),
+             Choice("adamw_bf16", "AdamW, BF16 moments (DeepSeek-V3)"),
+             Choice("muon", "Muon (one momentum buffer; Newton-Schulz per matrix)")),
     help="State bytes per parameter: AdamW 8 (K = 12 with the master copy, ZeRO); SGD "
          "momentum 4; Adafactor about 0 (Shazeer and Stern 2018); 8-bit Adam 2 (Dettmers "
-         "et al. 2022); AdamW with BF16 moments 4 (DeepSeek-V3 report, Sec. 3.3.3).")
+         "et al. 2022); AdamW with BF16 moments 4 (DeepSeek-V3 report, Sec. 3.3.3); Muon "
+         "4, one FP32 momentum (Liu et al. 2025, Sec. 2), plus five Newton-Schulz "
+         "iterations on each whole weight matrix every step, which the planners cost.")
 RECOMPUTE_PARAM = Param(
     "recompute", "Activation recomputation", "choice", "none",
     choices=(Choice("none", "none"), Choice("selective", "selective (attention scores)"),
@@ -161,3 +175,59 @@ GOODPUT_PARAM = Param(
     "estimated by the goodput calculator's model from Llama 3's interruption rate per "
     "GPU, a synchronous checkpoint of the model state and a restart from its parts.",
 )
+
+
+def input_recipe(inputs: Inputs) -> Recipe:
+    """The low-precision recipe the precision and FP8-recipe inputs name
+    (formulas.model.recipes); a calculator without an FP8-recipe input takes Transformer
+    Engine's per-tensor scaling."""
+    return recipe_for(inputs.text("precision"), str(inputs.get("fp8_recipe", "tensorwise")))
+
+
+def checked_recipe(inputs: Inputs, accelerator: str) -> Recipe:
+    """``input_recipe``, refused with the reason where the accelerator cannot run it
+    (MXFP8 and NVFP4 need Blackwell's block-scaled tensor cores)."""
+    recipe = input_recipe(inputs)
+    refusal = recipe_support(accelerator, recipe)
+    if refusal:
+        raise ValidationError("fp8_recipe" if recipe.gemm_format == "fp8" else "precision",
+                              refusal)
+    return recipe
+
+
+def recipe_note(recipe: Recipe, layers: int, gemms_per_layer: int = 4) -> str:
+    """What a low-precision recipe changed in the memory count, in words: the weight
+    copies per parameter, the bytes of a saved GEMM input, what stays 16-bit and the
+    scaling state (``gemms_per_layer`` quantized GEMMs per layer: QKV, the attention
+    output and two MLP matrices, Megatron-LM's fused layout)."""
+    metadata = recipe.scaling_metadata_bytes(layers * gemms_per_layer)
+    kept = (f" The share the recipe leaves in BF16 ({recipe.high_precision_share:.0%} of "
+            "the linear layers) keeps 2 B." if recipe.high_precision_share else "")
+    state = (f" Scaling state: {metadata / 2**20:,.1f} MiB of amax histories."
+             if metadata else " Scales: counted per element above.")
+    return (f"{recipe.label}: the 16-bit weights stay (the optimizer updates them) and "
+            f"{recipe.weight_cache_bytes:.3g} B per parameter of quantized copies come "
+            f"on top ({recipe.weight_copies} kept from forward to backward); the GEMMs' "
+            f"saved inputs take {recipe.saved_input_bytes:.3g} B per element instead of "
+            f"2.{kept} Attention, norms, embedding, output layer and router stay 16-bit, "
+            f"gradients and master weights as chosen.{state}")
+
+
+def gemm_recipe_param(default: str) -> Param:
+    """The recipe of a calculator with no precision input (moe_step): BF16 GEMMs or one of
+    formulas.model.recipes, by id."""
+    recipes = (BF16, *FP8_RECIPES.values(), NVFP4)
+    return Param("gemm_recipe", "GEMM precision recipe", "choice", default,
+                 choices=tuple(Choice(r.id, r.label) for r in recipes),
+                 help="The layers' matrix multiplies and what they keep: BF16; FP8 per-tensor "
+                      "(Transformer Engine); FP8 blockwise (DeepSeek-V3, Sec. 3.3.2); MXFP8 "
+                      "or NVFP4 on Blackwell. The narrow ones add quantized weight copies on "
+                      "top of the 16-bit weights (formulas.model.recipes).")
+
+
+def recipe_by_id(recipe_id: str, accelerator: str) -> Recipe:
+    """``gemm_recipe_param``'s recipe, refused where the accelerator cannot run it."""
+    recipe = {r.id: r for r in (BF16, *FP8_RECIPES.values(), NVFP4)}[recipe_id]
+    if refusal := recipe_support(accelerator, recipe):
+        raise ValidationError("gemm_recipe", refusal)
+    return recipe

@@ -6,23 +6,30 @@ shares with the sizing are inputs.moe_planner."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
+from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
 from calculators.formulas.moe.architecture import moe_model_flops_per_token
-from calculators.formulas.moe.planner import Search, search
+from calculators.formulas.moe.planner import Search, evaluate, search
+from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.ranking import distinct, preferred
+from calculators.formulas.planner.schedule_words import dual_memory_words, sm_reserve_note
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
+from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
+from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
 from calculators.inputs.moe_planner import (
     MOE_PLANNER_PARAMS,
     expert_comm,
     moe_planner_options,
 )
+from calculators.inputs.parallel import reserved_sms
 from calculators.moe_plan.notes import GB, expert_dp, explain, row
 
 if TYPE_CHECKING:
@@ -51,15 +58,19 @@ def _fixed(inputs: Inputs, routed_experts: int) -> dict[str, int | None]:
     if ep is not None and routed_experts % ep:
         raise Invalid("ep", f"expert parallel size {ep} must divide the {routed_experts} "
                             "routed experts (whole experts per GPU)")
+    if fixed["pp"] == 1 and inputs.text("schedule") in ("dualpipe", "dualpipev"):
+        raise Invalid("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or more, or "
+                            "leave it blank")
     return fixed
 
 
 RESULT_NAMES = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "recompute",
                 "experts_per_gpu", "expert_data_parallel", "step_time", "tokens_per_second",
-                "mfu", "memory_per_gpu_bytes", "weights_bytes", "gradients_bytes",
+                "mfu", "memory_per_gpu_bytes", "host_memory_bytes",
+                "host_memory_per_node_bytes", "weights_bytes", "gradients_bytes",
                 "optimizer_bytes", "activations_bytes", "bubble_fraction", "alltoall_time",
                 "alltoall_exposed_time", "alltoall_bytes", "alltoall_inter_node_bytes",
-                "alltoall_to_compute", "dp_comm_time", "dp_exposed_time")
+                "alltoall_to_compute", "dp_comm_time", "dp_exposed_time", "comm_sms_time")
 
 
 #: The notes name the winner and up to three other layouts (moe_plan.notes.explain).
@@ -71,13 +82,17 @@ BUILT_PER_ROW = 5
 
 
 def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None],
-            keep: int | None) -> Search:
+            keep: int | None, offload: str | None = None) -> Search:
     """The planner's search on these inputs; with ``keep``, the layouts within the
-    ranking tolerance and the ``keep`` fastest (see formulas.moe.planner.search)."""
+    ranking tolerance and the ``keep`` fastest (see formulas.moe.planner.search);
+    ``offload`` overrides the input's (formulas.parallel.offload)."""
+    options = moe_planner_options(inputs)
+    if offload is not None:
+        options = replace(options, offload=offload)
     try:
         return search(model, inputs.whole("seq_len"), planner_cluster(inputs),
                       planner_state_bytes(inputs), inputs.whole("global_batch"),
-                      comm=expert_comm(inputs), options=moe_planner_options(inputs),
+                      comm=expert_comm(inputs), options=options,
                       tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
                       ep=fixed["ep"], micro_batch=fixed["micro_batch"],
                       tolerance=None if keep is None else inputs.num("rank_tolerance"),
@@ -88,8 +103,8 @@ def _search(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None]
         raise Invalid("max_nodes_per_token", str(err)) from None
 
 
-def _ranked(inputs: Inputs, model: MoeArchitecture,
-            fixed: dict[str, int | None]) -> tuple[Search, list[Layout]]:
+def _ranked(inputs: Inputs, model: MoeArchitecture, fixed: dict[str, int | None],
+            offload: str | None = None) -> tuple[Search, list[Layout]]:
     """The search and its layouts that fit, recommended first (formulas.planner.ranking).
 
     Building a layout costs more than timing it, and the table and notes read only the
@@ -99,13 +114,14 @@ def _ranked(inputs: Inputs, model: MoeArchitecture,
     those is the start of the order of all of them. If the rows or the layouts the
     notes name would run past them, the search is run again, building every layout."""
     top = inputs.whole("top")
-    found = _search(inputs, model, fixed, keep=BUILT_PER_ROW * (top + NOTED_LAYOUTS))
+    found = _search(inputs, model, fixed, keep=BUILT_PER_ROW * (top + NOTED_LAYOUTS),
+                    offload=offload)
     tolerance = inputs.num("rank_tolerance")
     fitting = preferred(found.layouts, tolerance)
     enough = (len(distinct(fitting, top)) == top
               and len({lay.dims.label() for lay in fitting}) >= NOTED_LAYOUTS)
     if len(found.layouts) < found.fitting and not enough:
-        found = _search(inputs, model, fixed, keep=None)
+        found = _search(inputs, model, fixed, keep=None, offload=offload)
         fitting = preferred(found.layouts, tolerance)
     return found, fitting
 
@@ -115,14 +131,20 @@ def _moe_plan(inputs: Inputs) -> Computed:
     fixed = _fixed(inputs, model.routed_experts)
     cluster = planner_cluster(inputs)
     global_batch = inputs.whole("global_batch")
-    found, fitting = _ranked(inputs, model, fixed)
+    (found, fitting), mode = offload_when_needed(
+        lambda mode: _ranked(inputs, model, fixed, offload=mode),
+        lambda ranked: bool(ranked[1]), auto=inputs.text("offload") == "auto")
+    offloaded = mode or moe_planner_options(inputs).offload
+    offload_words = [offload_note(mode, cluster.memory_bytes)] if mode else []
     if not found.evaluated:
         raise Invalid("global_batch", f"no layout of {cluster.num_gpus} GPUs divides a global "
                       f"batch of {global_batch} sequences and the {model.routed_experts} "
                       "experts with these constraints")
     tolerance = inputs.num("rank_tolerance")
     values: dict[str, float | bool | str | None] = {
-        "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(found.fitting)}
+        "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(found.fitting),
+        "mfu_basis": mfu_basis(inputs, hardware.get(inputs.text("gpu"))),
+        "offload": offloaded}
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
         return Computed(values=values, warnings=[
@@ -144,13 +166,35 @@ def _moe_plan(inputs: Inputs) -> Computed:
         "step_time": best.step_s, "tokens_per_second": tokens / best.step_s,
         "mfu": model_flops / (cluster.num_gpus * cluster.peak_flops * best.step_s),
         "memory_per_gpu_bytes": best.memory_bytes, "weights_bytes": mem.weights,
+        "host_memory_bytes": mem.host,
+        "host_memory_per_node_bytes": mem.host * cluster.gpus_per_node,
         "gradients_bytes": mem.gradients, "optimizer_bytes": mem.optimizer,
         "activations_bytes": mem.activations, "bubble_fraction": best.bubble_fraction,
         "alltoall_time": best.ep_s, "alltoall_exposed_time": best.ep_exposed_s,
         "alltoall_bytes": best.ep_bytes, "alltoall_inter_node_bytes": best.ep_inter_bytes,
         "alltoall_to_compute": best.ep_s / best.ep_cover_s if best.ep_cover_s else None,
         "dp_comm_time": best.dp_s, "dp_exposed_time": best.dp_exposed_s,
+        "comm_sms_time": 0.0,
     })
+    notes = explain(best, fitting, cluster, tolerance)
+    if mfu_words := narrow_mfu_note(inputs, hardware.get(inputs.text("gpu")),
+                                    float(values["mfu"] or 0.0)):
+        notes.insert(-1, mfu_words)
+    for words in offload_words:
+        notes.insert(1, words)
+    if words := dual_memory_words(best.schedule):
+        notes.insert(-1, words)
+    reserved = reserved_sms(inputs, cluster.machine.speed.sms)
+    if reserved:
+        unreserved = min(lay.step_s for lay in evaluate(
+            model, seq, planner_cluster(inputs, reserve_sms=False), planner_state_bytes(inputs),
+            global_batch, dims=best.dims, micro_batch=best.micro_batch,
+            comm=expert_comm(inputs), options=moe_planner_options(inputs))
+            if (lay.recompute, lay.zero_stage, lay.shard_group)
+            == (best.recompute, best.zero_stage, best.shard_group))
+        values["comm_sms_time"] = best.step_s - unreserved
+        notes.insert(-1, sm_reserve_note(reserved, cluster.machine.speed.sms, best.step_s,
+                                         unreserved))
     top = distinct(fitting, inputs.whole("top"))
     table = Table(
         ("#", "TP x CP x PP x DP, EP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
@@ -165,8 +209,8 @@ def _moe_plan(inputs: Inputs) -> Computed:
         "Step time of the first layouts, by part",
         [(f"#{i + 1} {lay.dims.label()}", lay.parts()) for i, lay in enumerate(top[:5])],
         "seconds per step", legend_right=True)
-    return Computed(values=values, notes=explain(best, fitting, cluster, tolerance),
-                    table=table, chart=chart)
+    warnings = [w] if (w := host_memory_warning(mem.host, inputs.text("gpu"))) else []
+    return Computed(values=values, notes=notes, warnings=warnings, table=table, chart=chart)
 
 
 def _opt_int(name: str, label: str, help_text: str) -> Param:
@@ -224,12 +268,17 @@ MOE_PLAN = Calculator(
                     "token multiplies (input embedding left out, output layer once, the MTP "
                     "modules' pass in) plus the whole attention-score matrix, as PaLM, "
                     "Korthikanti et al. and torchtitan count; over the step and the peak."),
+        Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
+        *OFFLOAD_OUTPUTS,
         Output("weights_bytes", "of which weights", "B"),
         Output("gradients_bytes", "of which gradients", "B"),
         Output("optimizer_bytes", "of which optimizer states", "B"),
         Output("activations_bytes", "of which activations", "B"),
         Output("bubble_fraction", "Pipeline bubble (of ideal time)", "1", "percent"),
+        Output("comm_sms_time", "Step time lost to SMs reserved for communication", "s",
+               "fixed", help="The step of this layout less the same layout with every SM "
+               "computing (input comm_sms; DeepSeek-V3 reserves 20 of 132, Sec. 3.2.1)."),
         Output("alltoall_time", "Expert alltoalls per step", "s", "fixed"),
         Output("alltoall_exposed_time", "Expert alltoalls not hidden", "s", "fixed"),
         Output("alltoall_bytes", "Alltoall bytes per GPU per step", "B"),

@@ -10,13 +10,13 @@ from calculators.formulas.planner.ranking import (
     recommendation_note,
     simplicity_in_words,
 )
+from calculators.formulas.planner.schedule_words import SCHEDULE_NAMES, pp_sends_words
 
 if TYPE_CHECKING:
     from calculators.formulas.planner.layout import Cluster, Layout
 
 GB = 1e9
-SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",
-                  "zb_h2": "ZB-H2"}
+
 
 
 def choices(lay: Layout) -> str:
@@ -113,7 +113,8 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
         if len(seen) == 4:
             break
     notes.append(
-        f"Assumed: the {SCHEDULE_NAMES[best.schedule]} schedule; every block priced "
+        f"Assumed: the {SCHEDULE_NAMES[best.schedule]} schedule "
+        f"({pp_sends_words(best.schedule)}); every block priced "
         "operation by operation at the speeds measured for this GPU's kernels, routed "
         "experts as one grouped GEMM of balanced tokens; experts whole on a GPU "
         "(expert TP 1) and EP folded into a stage's TP x CP x DP GPUs, consecutive ranks "

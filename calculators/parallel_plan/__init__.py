@@ -5,15 +5,19 @@ sizing are inputs.cluster."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 
+from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.flops import dense_model_flops_per_token
+from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.layer_costs import DenseStack
 from calculators.formulas.planner.ranking import distinct, preferred
-from calculators.formulas.planner.search import search_shown
+from calculators.formulas.planner.schedule_words import dual_memory_words, sm_reserve_note
+from calculators.formulas.planner.search import Searched, evaluate, search_shown
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
     PLANNER_PARAMS,
@@ -21,6 +25,9 @@ from calculators.inputs.cluster import (
     planner_options,
     planner_state_bytes,
 )
+from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
+from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
+from calculators.inputs.parallel import reserved_sms
 from calculators.parallel_plan.notes import GB, explain, row, time_per_layer
 
 
@@ -41,6 +48,9 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
     for name, size in (("tp", tp), ("cp", cp), ("pp", pp), ("dp", dp)):
         if size is not None and n % size:
             raise ValidationError(name, f"{name} = {size} does not divide num_gpus = {n}")
+    if pp == 1 and inputs.text("schedule") in ("dualpipe", "dualpipev"):
+        raise ValidationError("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or "
+                              "more, or leave it blank")
     return fixed
 
 
@@ -56,6 +66,8 @@ RESULT_NAMES = (
     "tokens_per_second",
     "mfu",
     "memory_per_gpu_bytes",
+    "host_memory_bytes",
+    "host_memory_per_node_bytes",
     "bubble_fraction",
     "tp_comm_time",
     "cp_comm_time",
@@ -70,6 +82,7 @@ RESULT_NAMES = (
     "activations_bytes",
     "outer_bytes",
     "working_bytes",
+    "comm_sms_time",
 )
 
 
@@ -78,33 +91,36 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     n = inputs.whole("num_gpus")
     fixed = _fixed_sizes(inputs, n)
     options = planner_options(inputs)
-    check_layout(arch, fixed["tp"] or 1, fixed["pp"] or 1, options.chunks(fixed["pp"] or 1))
+    fixed_pp = fixed["pp"] or 1
+    check_layout(arch, fixed["tp"] or 1, fixed_pp, options.chunks(fixed_pp),
+                 options.placement(fixed_pp))
     cluster = planner_cluster(inputs)
     global_batch = inputs.whole("global_batch")
-    searched = search_shown(
-        arch,
-        cluster,
-        planner_state_bytes(inputs),
-        global_batch,
-        tp=fixed["tp"],
-        cp=fixed["cp"],
-        pp=fixed["pp"],
-        dp=fixed["dp"],
-        micro_batch=fixed["micro_batch"],
-        options=options,
-    )
+    tolerance = inputs.num("rank_tolerance")
+
+    def searched_with(mode: str | None) -> Searched:
+        return search_shown(arch, cluster, planner_state_bytes(inputs), global_batch,
+                            tp=fixed["tp"], cp=fixed["cp"], pp=fixed["pp"], dp=fixed["dp"],
+                            micro_batch=fixed["micro_batch"],
+                            options=options if mode is None else replace(options, offload=mode))
+
+    searched, mode = offload_when_needed(
+        searched_with, lambda found: bool(preferred(found.layouts, tolerance)),
+        auto=inputs.text("offload") == "auto")
     layouts = searched.layouts
     if not layouts:
-        raise ValidationError(
-            "global_batch",
-            f"no layout of {n} GPUs divides a global batch "
-            f"of {global_batch} sequences with these constraints",
-        )
-    tolerance = inputs.num("rank_tolerance")
+        raise ValidationError("global_batch", f"no layout of {n} GPUs divides a global batch "
+                              f"of {global_batch} sequences with these constraints")
     fitting = preferred(layouts, tolerance)
+    offload_words = []
+    if mode is not None:
+        options = replace(options, offload=mode)
+        offload_words.append(offload_note(mode, cluster.memory_bytes))
     values: dict[str, float | bool | str | None] = {
         "layouts_evaluated": float(searched.evaluated),
         "layouts_fitting": float(searched.fitting),
+        "mfu_basis": mfu_basis(inputs, hardware.get(inputs.text("gpu"))),
+        "offload": options.offload,
     }
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
@@ -135,6 +151,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "tokens_per_second": tokens / best.step_s,
             "mfu": model_flops / (n * cluster.peak_flops * best.step_s),
             "memory_per_gpu_bytes": best.memory_bytes,
+            "host_memory_bytes": mem.host,
+            "host_memory_per_node_bytes": mem.host * cluster.gpus_per_node,
             "bubble_fraction": best.bubble_fraction,
             "tp_comm_time": best.tp_s,
             "cp_comm_time": best.cp_s,
@@ -149,22 +167,28 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "activations_bytes": mem.activations,
             "outer_bytes": mem.outer,
             "working_bytes": mem.working,
+            "comm_sms_time": 0.0,
         }
     )
+    reserved = reserved_sms(inputs, cluster.machine.speed.sms)
+    extra_notes = [words] if (words := dual_memory_words(best.schedule)) else []
+    extra_notes += offload_words
+    if mfu_words := narrow_mfu_note(inputs, hardware.get(inputs.text("gpu")),
+                                    float(values["mfu"] or 0.0)):
+        extra_notes.append(mfu_words)
+    if reserved:
+        unreserved = evaluate(arch, planner_cluster(inputs, reserve_sms=False),
+                              planner_state_bytes(inputs), global_batch, tp=best.tp,
+                              pp=best.pp, dp=best.dp, micro_batch=best.micro_batch,
+                              recompute=best.recompute, zero_stage=best.zero_stage,
+                              cp=best.cp, hybrid=best.hybrid, options=options).step_s
+        values["comm_sms_time"] = best.step_s - unreserved
+        extra_notes.append(sm_reserve_note(reserved, cluster.machine.speed.sms, best.step_s,
+                                           unreserved))
     top = distinct(fitting, inputs.whole("top"))
     table = Table(
-        (
-            "#",
-            "TP x CP x PP x DP",
-            "b, recompute, ZeRO",
-            "Memory/GPU",
-            "Bubble",
-            "TP comm",
-            "CP comm",
-            "PP comm",
-            "DP comm",
-            "Step",
-        ),
+        ("#", "TP x CP x PP x DP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
+         "TP comm", "CP comm", "PP comm", "DP comm", "Step"),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
         caption=f"The first {len(top)} distinct layouts of the {searched.fitting} that fit "
         f"({searched.evaluated} evaluated): those within {tolerance:.0%} of the fastest, "
@@ -183,8 +207,10 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     layer, _ = DenseStack(arch, cluster.machine, options).compute(best.tp, best.cp,
                                                                   best.micro_batch)
     notes.insert(2, time_per_layer(layer, best.recompute))
+    notes[3:3] = extra_notes
+    warnings = [w] if (w := host_memory_warning(mem.host, inputs.text("gpu"))) else []
     return Computed(
-        values=values, notes=notes,
+        values=values, notes=notes, warnings=warnings,
         table=table, chart=chart
     )
 
@@ -265,8 +291,10 @@ PARALLEL_PLAN = Calculator(
                     "token multiplies (input embedding left out, output layer once) "
                     "plus the whole attention-score matrix, as PaLM, Korthikanti et al. "
                     "and torchtitan count; over the step time and the GPUs' peak."),
+        Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
         Output("model_flops_per_gpu", "Model FLOP/s per GPU", "FLOP/s"),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
+        *OFFLOAD_OUTPUTS,
         Output("weights_bytes", "of which weights", "B"),
         Output("gradients_bytes", "of which gradients", "B"),
         Output("optimizer_bytes", "of which optimizer states", "B"),
@@ -274,6 +302,9 @@ PARALLEL_PLAN = Calculator(
         Output("outer_bytes", "of which embedding and output layer", "B"),
         Output("working_bytes", "of which working buffers", "B"),
         Output("bubble_fraction", "Pipeline bubble (of ideal time)", "1", "percent"),
+        Output("comm_sms_time", "Step time lost to SMs reserved for communication", "s",
+               "fixed", help="The step of this layout less the same layout with every SM "
+               "computing (input comm_sms; DeepSeek-V3 reserves 20 of 132, Sec. 3.2.1)."),
         Output("tp_comm_time", "TP communication per step", "s", "fixed"),
         Output("cp_comm_time", "CP communication per step", "s", "fixed"),
         Output("cp_exposed_time", "CP communication not hidden", "s", "fixed"),

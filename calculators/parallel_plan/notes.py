@@ -10,6 +10,7 @@ from calculators.formulas.planner.ranking import (
     recommendation_note,
     simplicity_in_words,
 )
+from calculators.formulas.planner.schedule_words import SCHEDULE_NAMES, pp_sends_words
 
 if TYPE_CHECKING:
     from calculators.formulas.kernels.dense_layer import LayerTimes
@@ -113,7 +114,7 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
         "and every collective at what NCCL reaches on its links at that message size; "
         f"TP traffic overlapped: {TP_OVERLAP_WORDS[tp_overlap]}; "
         f"{cluster.overlap:.0%} of what hides really disappears (the rest slows the "
-        "compute it shares the GPU with); PP sends exposed; the "
+        f"compute it shares the GPU with); {pp_sends_words(best.schedule)}; the "
         f"{SCHEDULE_NAMES[best.schedule]} schedule"
         + (f" with {best.chunks} chunks per GPU" if best.chunks > 1 else "")
         + f"; ranks ordered TP, CP, DP, PP in NVLink domains of {cluster.gpus_per_node}."
@@ -136,6 +137,5 @@ def time_per_layer(times: LayerTimes, recompute: str) -> str:
     )
 
 
-SCHEDULE_NAMES = {"1f1b": "1F1B", "interleaved": "interleaved 1F1B", "zb_h1": "ZB-H1",
-              "zb_h2": "ZB-H2"}
+
 

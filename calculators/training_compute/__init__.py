@@ -23,7 +23,7 @@ from calculators.formulas.model.flops import (
     model_flops_per_token,
 )
 from calculators.formulas.parallel.memory import state_bytes
-from calculators.inputs.hardware import peak_flops, peak_note
+from calculators.inputs.hardware import mfu_basis, peak_flops, peak_note
 from calculators.inputs.reliability import ESTIMATE_BASIS, goodput_for
 from calculators.training_compute.params import OUTPUTS, PARAMS
 
@@ -206,6 +206,7 @@ def _training_compute(inputs: Inputs) -> Computed:
             "effective_flops_per_gpu": peak * utilization,
             "active_share": active_share,
             "implied_mfu": implied,
+            "mfu_basis": mfu_basis(inputs, gpu),
         },
         warnings=warnings,
         notes=notes,

@@ -5,7 +5,12 @@ scores and the input embedding table."""
 from __future__ import annotations
 
 from calculators.core.spec import Output, Param
-from calculators.inputs.hardware import PEAK_FLOPS_PARAM, PEAK_PRECISION_PARAM, accelerator_choices
+from calculators.inputs.hardware import (
+    MFU_BASIS_HELP,
+    PEAK_FLOPS_PARAM,
+    PEAK_PRECISION_PARAM,
+    accelerator_choices,
+)
 from calculators.inputs.training import (
     CARBON_INTENSITY_PARAM,
     FLOP_COUNT_PARAM,
@@ -155,4 +160,5 @@ OUTPUTS: tuple[Output, ...] = (
     Output("implied_mfu", "MFU the reported GPU-hours imply", "1", "percent",
            help="C / (reported GPU-hours x peak), in C's count, as if every reported "
            "hour trained."),
+    Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
 )

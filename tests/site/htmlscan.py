@@ -21,6 +21,7 @@ class PageScan(HTMLParser):
     def __init__(self) -> None:
         super().__init__(convert_charrefs=True)
         self.ids: set[str] = set()
+        self.repeated_ids: list[str] = []
         self.links: list[str] = []
         self.sources: list[str] = []
         self.widgets: list[Widget] = []
@@ -28,6 +29,8 @@ class PageScan(HTMLParser):
     def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
         values = {k: v or "" for k, v in attrs}
         if "id" in values:
+            if values["id"] in self.ids:
+                self.repeated_ids.append(values["id"])
             self.ids.add(values["id"])
         if tag == "a" and "href" in values:
             self.links.append(values["href"])

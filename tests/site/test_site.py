@@ -46,6 +46,14 @@ def test_every_fence_rendered(built_site: Path, pages: dict[Path, PageScan]) -> 
         assert "```calculator" not in page.read_text(encoding="utf-8"), page
 
 
+def test_no_page_repeats_an_id(pages: dict[Path, PageScan]) -> None:
+    # A calculator's anchor that repeats a heading's slug would take the heading's place
+    # as a link target, and a script looking the widget up by id would find the heading.
+    repeated = {page.name if page.name != "index.html" else str(page.parent.name): scan.repeated_ids
+                for page, scan in pages.items() if scan.repeated_ids}
+    assert repeated == {}
+
+
 def test_prerendered_values_equal_native(pages: dict[Path, PageScan]) -> None:
     checked = 0
     for page, scan in pages.items():

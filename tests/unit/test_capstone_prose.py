@@ -344,12 +344,14 @@ def test_deepseek_servers() -> None:
     top, model = days * (1 + band(r)), _moe_goodput("deepseek-v3-45-days", 2560)
     side = "just inside" if top / model <= 45 else "past"
     if side == "past":
-        side += f" the deadline by {'half a day' if top / model - 45 < 0.75 else 'more'}"
+        late = top / model - 45
+        by = "half a day" if late < 0.75 else "a day" if late < 1.25 else "more"
+        side += f" the deadline by {by}"
     _says(f"top of its band, {f1(top)} days of training, and with the losses the goodput "
           f"model expects at this size (a goodput of {model:.1%}), it would take "
           f"{f1(top / model)} days, {side}" + ("" if "past" in side else " the deadline"),
           f"for a goodput of {model:.1%} by the model")
-    assert days < wall and 44 < top / model < 46
+    assert days < wall and 44 < top / model < 46.5
 
 
 def test_deepseek_network() -> None:
@@ -393,11 +395,12 @@ def test_deepseek_network() -> None:
     assert pinned.to_dict()["notes"][0].endswith(
         "16 blocks on the first stage, 16 on each of the 2 stages between, 14 on the last.")
     assert node_limit(_DEEPSEEK.architecture, 32, 8, None) == 4
-    slower = next(re.findall(r"is ([\d.]+%) slower", n)[0] for n in plan.to_dict()["notes"]
+    slower = next(" ".join(re.findall(r"is ([\d.]+%) (slower|faster)", n)[0])
+                  for n in plan.to_dict()["notes"]
                   if n.startswith("2x1x4x320, EP 32 (b=1, light recomputation, ZeRO 1) is "))
-    assert float(slower.rstrip("%")) < 5
+    assert float(slower.split("%")[0]) < 5
     second_dp = float(second[7].split(", ")[-1].removesuffix(" GB"))
-    _says(f"The layout ranked just behind, {slower} slower",
+    _says(f"The layout ranked just behind, {slower}",
           f"its alltoalls carry {v(pinned, 'alltoall_bytes') / 1e9:.0f} GB a step, "
           f"{v(pinned, 'alltoall_inter_node_bytes') / 1e9:.0f} GB of them across the network",
           f"its data-parallel traffic is {second_dp:.1f} GB a step instead of {dp_gb:.0f} GB",
@@ -413,34 +416,36 @@ def _screens(anchor: str) -> dict[int, Any]:
 
 def test_deepseek_on_an_oversubscribed_fabric() -> None:
     """At a third of the bandwidth the planner keeps the experts within 2 nodes and
-    balances the pipeline's ends (issue 32, item 8), and 2,560 GPUs just meet the
-    deadline; the counts below only take deep pipelines (issue 32, item 3: a sizing that
-    met none would take the fastest and warn, tests/unit/planner/test_sizing_misses.py)."""
+    balances the pipeline's ends (issue 32, item 8), and 2,560 GPUs miss the deadline by
+    a tenth of a day: no count meets it, the counts below only take deep pipelines, and
+    the sizing takes the fastest and warns (issue 32, item 3;
+    tests/unit/planner/test_sizing_misses.py)."""
     r = block("deepseek-v3-oversubscribed")
     n = v(r, "num_gpus")
-    # The same count as on the non-blocking fabric, and no warning.
+    # The same count as on the non-blocking fabric, now with a warning.
     assert n == v(block("deepseek-v3-45-days"), "num_gpus")
-    assert not any("deadline" in w for w in r.computed.warnings)
+    assert any("misses its 45-day deadline" in w for w in r.computed.warnings)
     screens = _screens("deepseek-v3-oversubscribed")
     days = {count: MOE_STEPS * screen.choose(lambda _: False).step_s / DAY
             for count, screen in screens.items()}
-    first, second, last = sorted(days)
-    assert last == n and days[last] <= 45 < min(days[first], days[second])
+    first, second, third, fourth = sorted(days)
+    assert third == n and 45 < days[third] == min(days.values())
     _says(f"At {first:,} and {second:,} GPUs only deep",
-          f"training would take {days[first]:.1f} and {days[second]:.1f} days")
+          f"training would take {days[first]:.1f} and {days[second]:.1f} days; "
+          f"{fourth:,} GPUs take {days[fourth]:.1f}")
     lay = layout(r)
     ep = lay[-1]
     share = re.search(r"(\d+)% over the network", row(r, "Expert alltoalls per GPU")[1])
     assert share is not None
-    best = screens[last].choose(lambda _: False)
+    best = screens[third].choose(lambda _: False)
     assert best.stages == ("8 blocks on the first stage, 8 on each of the 6 stages between, "
                            "6 on the last")
     _says(f"with expert parallelism of {ep} over {ep // 8} nodes, so that each GPU holds "
           f"{256 // ep} of each layer's experts and only {share[1]}% of the alltoall crosses "
           f"the network, and cuts the model into {lay[2]} stages",
           f"{v(r, 'planner_mfu'):.1%} MFU and {f1(v(r, 'planner_days'))} days of training, "
-          f"a tenth of a day inside the deadline")
-    assert 44.85 <= v(r, "planner_days") < 45
+          f"a tenth of a day past the deadline")
+    assert 45 < v(r, "planner_days") <= 45.15
     # The planner's time sets the wall-clock; goodput 1 then leaves failures out.
     assert v(r, "wall_clock_days") == pytest.approx(v(r, "planner_days"))
     model = _moe_goodput("deepseek-v3-oversubscribed", int(n))

@@ -18,8 +18,9 @@ def checkpoint_bytes_per_param(per_param: StateBytes) -> float:
     (including the FP32 master copy), not the gradients, which the next step
     recomputes. BF16 mixed precision with AdamW: 2 + 12 = 14 B (ZeRO's K = 12,
     Rajbhandari et al. 2020, Sec. 3.1). A framework that keeps only FP32 parameters
-    (FSDP's sharded master weights) saves 12."""
-    return per_param.weights + per_param.optimizer
+    (FSDP's sharded master weights) saves 12. A low-precision recipe's quantized weight
+    copies are remade from the 16-bit weights, so they are not saved."""
+    return per_param.weights - per_param.quantized + per_param.optimizer
 
 
 def _positive(name: str, value: float) -> None:

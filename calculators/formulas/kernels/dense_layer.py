@@ -64,6 +64,9 @@ class Machine:
     #: FP16 with a dynamic loss scale: the optimizer step first unscales the gradients
     #: and checks them for overflow (one more pass over them).
     loss_scaling: bool = False
+    #: The share of the layers' GEMMs a recipe leaves at 16 bits (NVFP4's selective
+    #: high-precision layers, formulas.model.recipes): they run at ``gemm``'s rate.
+    layer_bf16_share: float = 0.0
 
 
 @dataclass(frozen=True)
@@ -143,6 +146,19 @@ class BlockWork:
     light: tuple[int, ...] = ()
 
 
+def _layer_linear(m: int, n: int, k: int, machine: Machine) -> Linear:
+    """A layer GEMM at the run's precision; where a recipe leaves a share of the layers
+    at 16 bits, that share's time at the 16-bit rate (a weighted mean over the layers)."""
+    low = linear_times(m, n, k, machine.layer_gemm, machine.layer_operand_bytes)
+    share = machine.layer_bf16_share
+    if share <= 0.0:
+        return low
+    wide = linear_times(m, n, k, machine.gemm, 2.0)
+    return (share * wide[0] + (1.0 - share) * low[0],
+            share * wide[1] + (1.0 - share) * low[1],
+            share * wide[2] + (1.0 - share) * low[2])
+
+
 def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: bool,
              attention: str, dropout: bool, act_bytes: float = 2.0) -> LayerTimes:
     """Seconds of one block's compute from its work: GEMMs at their shapes' rates, the
@@ -150,8 +166,8 @@ def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: b
     residual adds on all tokens, or 1/t of them with sequence parallelism; the
     activation on the FFN's 1/t), and with FP8 the casts of the GEMMs' inputs forward
     and of their output gradients backward."""
-    linears = [linear_times(m, n, k, machine.layer_gemm, machine.layer_operand_bytes)
-               if layer else linear_times(m, n, k, machine.gemm, 2.0)
+    linears = [_layer_linear(m, n, k, machine) if layer
+               else linear_times(m, n, k, machine.gemm, 2.0)
                for m, n, k, layer in work.gemms]
     forward_gemm = math.fsum(g[0] for g in linears)
     backward_gemm = math.fsum(g[1] + g[2] for g in linears)
@@ -180,7 +196,7 @@ def assemble(work: BlockWork, machine: Machine, *, tp: int, sequence_parallel: b
     # once per micro-batch: a memory-bound pass over the layer's local weights.
     weights = math.fsum(float(n * k) for _, n, k, _ in work.gemms)
     ew_b += memory_time_s(2.0 * machine.main_grad_bytes * weights, bw, 0, k0)
-    cast = machine.quantise_bytes / bw
+    cast = machine.quantise_bytes * (1.0 - machine.layer_bf16_share) / bw
     cast_f = cast * math.fsum(float(m * k) for m, _, k, layer in work.gemms if layer)
     cast_b = cast * math.fsum(float(m * n) for m, n, _, layer in work.gemms if layer)
     first, up = linears[0], linears[work.up]

@@ -30,7 +30,7 @@ Engine's GEMM benchmark times them within 2% of the forward's on H200 (gemm_prof
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 #: cuBLAS's common tensor-core tile on Ampere and Hopper, output rows x columns (Bekman,
 #: ml-engineering, "Tile and wave quantization", uses 128 x 256; 128 x 128 fits the
@@ -82,3 +82,20 @@ def achieved_flops(m: int, n: int, k: int, rate: GemmRate, *,
                    operand_bytes: float = 2.0) -> float:
     """FLOP/s one GEMM of this shape reaches (what a GEMM benchmark reports)."""
     return 2.0 * m * n * k / gemm_time_s(m, n, k, rate, operand_bytes=operand_bytes)
+
+
+def with_reserved_sms(rate: GemmRate, reserved: int) -> GemmRate:
+    """The GEMM rate left when ``reserved`` multiprocessors drive communication instead.
+
+    DeepSeek-V3 dedicates 20 of the H800's 132 SMs to its alltoall and pipeline
+    kernels (report, arXiv:2412.19437, Sec. 3.2.1: 20 SMs in 10 communication channels;
+    Sec. 3.5.1: "20 out of the 132 SMs available in the H800 GPU"). Our assumption: a
+    GEMM's tiles then run on the rest at the same per-SM rate, so the peak scales by
+    (SMs - reserved)/SMs and the waves are counted over the SMs left.
+    """
+    if reserved <= 0:
+        return rate
+    if reserved >= rate.sms:
+        raise ValueError(f"cannot reserve {reserved} of {rate.sms} multiprocessors")
+    left = rate.sms - reserved
+    return replace(rate, peak_flops=rate.peak_flops * left / rate.sms, sms=left)

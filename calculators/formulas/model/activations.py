@@ -137,7 +137,7 @@ def layer_activations(shape: LayerShape, *, dropout: bool = True,
 def activation_bytes_per_layer(shape: LayerShape, *, tp: int = 1,
                                sequence_parallel: bool = False, recompute: str = "none",
                                dropout: bool = True, flash: bool = False,
-                               fp8_inputs: bool = False, lean_norms: bool = False) -> float:
+                               input_bytes: float = 2.0, lean_norms: bool = False) -> float:
     """Bytes one layer keeps for one micro-batch on one TP rank (16-bit activations).
 
     Korthikanti et al. 2022, Table 2 (materialised attention, with dropout, MHA, f = 4h):
@@ -146,10 +146,12 @@ def activation_bytes_per_layer(shape: LayerShape, *, tp: int = 1,
     2sbh (divided by t under SP, Sec. 4.2.2). Selective recompute of a fused attention
     recomputes the kernel from Q, K, V, so the logsumexp is not kept either. Light
     recompute drops the norms' outputs and the activation function's output.
-    ``fp8_inputs``: the GEMMs' inputs are kept in FP8, 1 byte (Transformer Engine saves
-    the FP8 copy it casts for the forward; DeepSeek-V3 caches them in FP8, Sec. 3.3.3):
-    the four GEMM inputs (the norms' outputs, the attention output, the activation's
-    output) take half their bytes. ``lean_norms``: each norm keeps its output (which the
+    ``input_bytes``: bytes per element of the GEMMs' saved inputs, 2 at 16 bits; a
+    low-precision recipe keeps them narrow (formulas.model.recipes: 1 B in FP8, as
+    Transformer Engine saves the FP8 copy it casts and DeepSeek-V3 caches them, Sec.
+    3.3.3; 1.03 B with MXFP8's scales): the four GEMM inputs (the norms' outputs, the
+    attention output, the activation's output) take input_bytes / 2 of their bytes.
+    ``lean_norms``: each norm keeps its output (which the
     next GEMM keeps anyway) and not its input, computing its backward from the output
     (Apex's memory-efficient LayerNorm, Megatron-LM's --memory-efficient-layer-norm;
     Llama 3 frees each pipeline stage's input tensors, Sec. 3.3.2): the norms' inputs,
@@ -166,7 +168,7 @@ def activation_bytes_per_layer(shape: LayerShape, *, tp: int = 1,
         return 2.0 * shape.sbh / (tp if sequence_parallel else 1)
     parts = layer_activations(shape, dropout=dropout, flash=flash)
     replicated, split = parts.replicated, parts.split
-    inputs_share = 0.5 if fp8_inputs else 1.0
+    inputs_share = input_bytes / 2.0
     norms, act_out = parts.norm_outputs * inputs_share, parts.activation_output * inputs_share
     replicated -= parts.norm_outputs - norms
     split -= (parts.activation_output - act_out) + (1.0 - inputs_share) * parts.attention_output

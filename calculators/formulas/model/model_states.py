@@ -6,15 +6,19 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.formulas.model.recipes import recipe_for
+
 GIB = float(1 << 30)
 
-#: Bytes per parameter of (weights, gradients) by precision. Mixed precision keeps
-#: 16-bit weights and gradients (Rajbhandari et al. 2020, ZeRO, Sec. 3.1); FP8 training
-#: as in NVIDIA Transformer Engine keeps the 16-bit weights and adds a 1-byte FP8 copy
-#: for the matrix multiplies (our stated assumption; activations stay 16-bit).
+#: Bytes per parameter of (weights, gradients) by precision, before a low-precision
+#: recipe's quantized weight copies. Mixed precision keeps 16-bit weights and gradients
+#: (Rajbhandari et al. 2020, ZeRO, Sec. 3.1); FP8 and FP4 training keep the 16-bit
+#: weights too, and add the recipe's copies (formulas.model.recipes: 1 B for Transformer
+#: Engine's FP8 on Hopper, 2 x 1.03 B for MXFP8, 2 x 0.5 B on 84% of the weights for
+#: NVFP4).
 PRECISION_BYTES: dict[str, tuple[float, float]] = {
-    "bf16_mixed": (2.0, 2.0), "fp16_mixed": (2.0, 2.0), "fp8_mixed": (3.0, 2.0),
-    "fp32": (4.0, 4.0),
+    "bf16_mixed": (2.0, 2.0), "fp16_mixed": (2.0, 2.0), "fp8_mixed": (2.0, 2.0),
+    "fp4_mixed": (2.0, 2.0), "fp32": (4.0, 4.0),
 }
 #: Gradient precision: "16bit" as the ZeRO paper counts (2 + 2 + 12 = 16 B/param);
 #: "fp32" main gradients as Megatron-LM keeps them for BF16 (2 + 4 + 12 = 18 B/param,
@@ -27,10 +31,15 @@ GRADIENT_PRECISIONS = ("16bit", "fp32")
 #: column statistics, O(n + m) per n x m matrix, taken here as 0 B per parameter
 #: (Shazeer and Stern 2018, Sec. 3-4); 8-bit Adam keeps both moments in 1 B each
 #: (Dettmers et al. 2022, 8-bit Optimizers via Block-wise Quantization); AdamW with
-#: BF16 moments, 2 B each, as DeepSeek-V3 trained (report, Sec. 3.3.3).
+#: BF16 moments, 2 B each, as DeepSeek-V3 trained (report, Sec. 3.3.3); Muon, one FP32
+#: momentum buffer, 4 B (Jordan et al. 2024; Liu et al. 2025, "Muon is Scalable for LLM
+#: Training", Sec. 2: Muon keeps only momentum where AdamW keeps two moments; the
+#: embedding, output layer and norms, which Muon leaves to AdamW, are counted at Muon's
+#: 4 B too, our simplification: a model whose embedding and output layer hold a share e
+#: of its parameters needs 4e B per parameter more).
 OPTIMIZER_STATE_BYTES: dict[str, float] = {
     "adamw": 8.0, "sgd_momentum": 4.0, "adafactor": 0.0, "adamw_8bit": 2.0,
-    "adamw_bf16": 4.0,
+    "adamw_bf16": 4.0, "muon": 4.0,
 }
 MASTER_WEIGHT_BYTES = 4.0
 
@@ -42,20 +51,33 @@ class StateBytes:
     weights: float
     gradients: float
     optimizer: float
+    #: Of ``weights``: a low-precision recipe's quantized copies, remade from the 16-bit
+    #: weights every step (so not checkpointed).
+    quantized: float = 0.0
 
     @property
     def total(self) -> float:
         return self.weights + self.gradients + self.optimizer
 
+    @property
+    def wide_weights(self) -> float:
+        """The 16-bit (or FP32) weights alone: what a ZeRO all-gather moves and the
+        optimizer writes; the recipe's quantized copies are made from them after."""
+        return self.weights - self.quantized
 
-def state_bytes(precision: str, optimizer: str, gradients: str = "16bit") -> StateBytes:
+
+def state_bytes(precision: str, optimizer: str, gradients: str = "16bit",
+                fp8_recipe: str = "tensorwise") -> StateBytes:
     """2 + 2 + 12 = 16 B/param for BF16/FP16 mixed precision with AdamW (ZeRO Sec. 3.1);
-    18 with FP32 main gradients (Megatron-LM's BF16 default)."""
+    18 with FP32 main gradients (Megatron-LM's BF16 default); FP8 and FP4 add their
+    recipe's quantized weight copies (3 + 2 + 12 = 17 with Transformer Engine's FP8)."""
     weights, grads = PRECISION_BYTES[precision]
+    quantized = recipe_for(precision, fp8_recipe).weight_cache_bytes
     if gradients == "fp32":
         grads = 4.0
     master = 0.0 if precision == "fp32" else MASTER_WEIGHT_BYTES
-    return StateBytes(weights, grads, master + OPTIMIZER_STATE_BYTES[optimizer])
+    return StateBytes(weights + quantized, grads, master + OPTIMIZER_STATE_BYTES[optimizer],
+                      quantized)
 
 
 def model_state_bytes(params: float, per_param: StateBytes, zero_stage: int,

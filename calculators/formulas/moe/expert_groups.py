@@ -12,8 +12,9 @@ stage, and an EP group is EP consecutive ranks. One spanning several scale-up do
 must fill them whole (as the moe_step calculator requires).
 
 An alltoall's time is the slower link's bandwidth term (formulas.moe.step_costs's copies per
-link: every copy straight to its expert's GPU, or DeepSeek-V3's one network copy per
-node with node-limited routing, Sec. 3.2.2) plus a latency alpha per peer per alltoall
+link: every copy straight to its expert's GPU at NCCL's alltoall share of each line rate,
+or DeepSeek-V3's one network copy per node with node-limited routing, Sec. 3.2.2, at the
+shares DeepEP's kernels measure, formulas.moe.deepep) plus a latency alpha per peer per alltoall
 (formulas.collectives.costs' direct alltoall): dispatch and combine, forward and backward
 (GShard, Lepikhin et al. 2020, Sec. 3).
 """
@@ -24,7 +25,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from calculators.catalogues.link_speeds import DEEPEP_SHARES
+from calculators.formulas.moe.deepep import calibrate
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
 from calculators.formulas.moe.step_costs import direct_copies, node_limit, per_node_copies
 from calculators.formulas.parallel.placement import members_per_domain
@@ -85,9 +86,14 @@ def block_alltoall(model: MoeArchitecture, comm: ExpertComm, cluster: Cluster, *
     per_copy = tokens * model.hidden * comm.precision.total_bytes_per_element
     intra, inter = copies.intra_node * per_copy, copies.inter_node * per_copy
     fabric = cluster.fabric  # at the alltoall's measured share of each link's line rate
-    # NCCL's alltoall for direct copies; DeepEP's kernels for the per-node dispatch.
-    intra_share, inter_share = DEEPEP_SHARES if comm.per_node else (
-        fabric.intra.alltoall_efficiency, fabric.inter.alltoall_efficiency)
+    # NCCL's alltoall for direct copies; DeepEP's normal kernels, at the shares of the
+    # line rates its published table measures (formulas.moe.deepep), for the per-node one.
+    if comm.per_node:
+        kernels = calibrate()
+        intra_share, inter_share = kernels.nvlink_share, kernels.rdma_share
+    else:
+        intra_share, inter_share = (fabric.intra.alltoall_efficiency,
+                                    fabric.inter.alltoall_efficiency)
     time = max(intra / (fabric.intra_bandwidth * intra_share),
                inter / (fabric.inter_bandwidth * inter_share))
     alltoalls = 4  # expert_parallel.ALLTOALLS_PER_MOE_LAYER_PER_STEP, per micro-batch here

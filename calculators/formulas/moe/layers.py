@@ -207,12 +207,14 @@ class RankBlocks:
 
 def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
                 in_flight: tuple[int, ...]) -> RankBlocks:
-    """Blocks by kind on ``rank``: chunk c of the rank is global chunk c p + r, whose
-    blocks start after all earlier chunks' (the first chunk one short when light);
-    ``in_flight`` is stages.chunks_in_flight for the rank."""
+    """Blocks by kind on ``rank``: chunk c of the rank is global chunk c p + r (or the
+    V's and DualPipe's pairs, StageSplit.rank_chunks), whose blocks start after all
+    earlier chunks' (the first chunk one short when light); ``in_flight`` is
+    stages.chunks_in_flight for the rank. Under DualPipe the counts hold both copies."""
     counts, units = [0, 0, 0], [0, 0, 0]
+    chunks = split.rank_chunks(rank)
     for c, flight in enumerate(in_flight):
-        j = c * split.stages + rank
+        j = chunks[c]
         start = split.chunk_start(j)
         for index in range(start, start + split.chunk_layers(rank, c)):
             kind = kind_of(model, index)
@@ -221,18 +223,23 @@ def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
     return RankBlocks(rank, (counts[0], counts[1], counts[2]), (units[0], units[1], units[2]))
 
 
-def embedding_params_on(model: moe.MoeArchitecture, rank: int, stages: int) -> int:
+def embedding_params_on(model: moe.MoeArchitecture, rank: int, stages: int,
+                        split: StageSplit | None = None) -> int:
     """The input table on the first rank; the output head and final norm on the last
     (a tied head shares the first rank's table when there is one stage). With MTP and
     more than one stage the last rank also keeps a copy of the input table, which the
-    MTP module shares (DeepSeek-V3 Sec. 2.2; a tied copy, as Megatron-LM keeps one)."""
+    MTP module shares (DeepSeek-V3 Sec. 2.2; a tied copy, as Megatron-LM keeps one).
+    With a ``split``, the ranks that hold the first and the last chunk (both ends on
+    rank 0 under DualPipeV, on ranks 0 and p-1 under DualPipe); one table serves both."""
+    first = split.holds_first(rank) if split is not None else rank == 0
+    last = split.holds_last(rank) if split is not None else rank == stages - 1
     table = moe.embedding_params(model)
-    held = table if rank == 0 else 0
-    if rank == stages - 1:
+    held = table if first else 0
+    if last:
         head = model.vocab * model.hidden
         held += head + moe.norm_params(model)
         if stages == 1 and model.tied_embeddings:
             held -= head
-        if stages > 1 and model.mtp_modules:
+        if stages > 1 and model.mtp_modules and not first:
             held += table
     return held

@@ -8,10 +8,13 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from calculators.catalogues.host_links import host_side
 from calculators.formulas.moe import layers as ml
 from calculators.formulas.moe.block_times import MoeStack
 from calculators.formulas.moe.expert_groups import block_alltoall
+from calculators.formulas.moe.muon_step import moe_muon_s
 from calculators.formulas.parallel import memory as mem
+from calculators.formulas.parallel import offload
 from calculators.formulas.parallel.placement import Dims, members_per_domain
 from calculators.formulas.parallel.stages import chunks_in_flight
 from calculators.formulas.planner import layout_cost as lc
@@ -76,13 +79,16 @@ class _MoeBase(LayoutBase):
         stack = kw["stack"]
         assert isinstance(stack, MoeStack)
         self.kind_times = stack.kinds(tp, cp, b)
+        self.host = host_side(self.cluster.machine.speed.accelerator)
         output = stack.compute(tp, cp, b)[1]
         #: Per rank of interest: forward and backward seconds of its blocks for one
-        #: micro-batch (the last rank's backward includes the output layer).
-        self.forward = [math.fsum(n * t.forward_s for n, t in zip(
+        #: micro-batch (the last rank's backward includes the output layer). Under
+        #: DualPipe a micro-batch runs on one of the rank's two copies: ``share`` 1/2.
+        self.share = share = split.compute_share
+        self.forward = [share * math.fsum(n * t.forward_s for n, t in zip(
             rb.counts, self.kind_times, strict=True)) for rb in self.blocks]
-        self.backward = [math.fsum(n * t.backward_s for n, t in zip(
-            rb.counts, self.kind_times, strict=True)) + (output if rb.rank == pp - 1 else 0.0)
+        self.backward = [share * math.fsum(n * t.backward_s for n, t in zip(
+            rb.counts, self.kind_times, strict=True)) + split.output_share(rb.rank) * output
             for rb in self.blocks]
         self.compute = [f + bw for f, bw in zip(self.forward, self.backward, strict=True)]
         routed = self.kind_times[ml.MOE]
@@ -90,7 +96,7 @@ class _MoeBase(LayoutBase):
         self.hide = self.cover if comm.overlap == "batch" and m >= 2 else 0.0
         self.tp_params = [(math.fsum(n * k.tp_params for n, k in zip(rb.counts, kinds,
                                                                      strict=True))
-                           + ml.embedding_params_on(model, rb.rank, pp)) / tp
+                           + ml.embedding_params_on(model, rb.rank, pp, split)) / tp
                           for rb in self.blocks]
         self.expert_params = [math.fsum(n * k.ep_params for n, k in zip(rb.counts, kinds,
                                                                        strict=True))
@@ -103,7 +109,8 @@ class _MoeBase(LayoutBase):
                              - (blk.up_projection_bytes * extra if r == "light" else 0.0)
                              for r in ALL_RECOMPUTE_MODES})
         mtp_logits = model.mtp_modules * mem.output_layer_bytes(arch_memo.arch, b, tp, cp)
-        self.outer = [(ld.outer + (mtp_logits if ld.rank == pp - 1 else 0.0)) * self.scale
+        self.outer = [(ld.outer + (mtp_logits if split.holds_last(ld.rank) else 0.0))
+                      * self.scale
                       for ld in self.loads]
         self.acts = {r: [math.fsum(u * a[r] for u, a in zip(rb.units, self.act, strict=True))
                          for rb in self.blocks] for r in ALL_RECOMPUTE_MODES}
@@ -129,19 +136,30 @@ class _MoeBase(LayoutBase):
             rec = [t.recompute_s(recompute) for t in self.kind_times]
             best = (0, -1.0, 0.0)
             for i, (c, rb) in enumerate(zip(self.compute, self.blocks, strict=True)):
-                again = math.fsum(n * r for n, r in zip(rb.counts, rec, strict=True))
-                slot = (c + again + rb.blocks * per_block + rb.routed_blocks * ex.exposed)
+                again = self.share * math.fsum(n * r for n, r in zip(rb.counts, rec,
+                                                                      strict=True))
+                slot = (c + again + self.share * (rb.blocks * per_block
+                                                  + rb.routed_blocks * ex.exposed))
+                if offload.offloads_activations(self.options.offload):
+                    # This rank's activations of one micro-batch, down and back up.
+                    per_mb = math.fsum(n * a[recompute] for n, a in zip(
+                        rb.counts, self.act, strict=True))
+                    slot += offload.activation_offload_s(
+                        per_mb, self.forward[i], self.backward[i] + again, self.host,
+                        overlap=self.cluster.overlap)
                 if slot > best[1]:
                     best = (i, slot, again)
             hit = ex.slots[recompute] = best
         return hit
 
-    def smallest_memory(self, ex: _Experts) -> float:
-        """The least memory any choice leaves (ZeRO-2 or 3 over the whole group, each
-        recomputation: full recomputation's working buffer can outweigh what it saves):
-        an EP size above capacity here is not costed."""
-        return min(self._peak(ex, r, z, self.group)[1] for z in (2, 3)
-                   for r in RECOMPUTE_MODES)
+    def smallest_memory(self, ex: _Experts, modes: tuple[str, ...] = RECOMPUTE_MODES,
+                        shardings: tuple[tuple[int, int], ...] = ()) -> float:
+        """The least memory any allowed choice leaves (by default ZeRO-2 or 3 over the
+        whole group, each recomputation: full recomputation's working buffer can outweigh
+        what it saves): an EP size above capacity here is not costed, and a search that
+        finds nothing reports it."""
+        choices = shardings or tuple((z, self.group) for z in (2, 3))
+        return min(self._peak(ex, r, z, s)[1] for z, s in choices for r in modes)
 
 
     def fits(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> bool:
@@ -164,7 +182,20 @@ class _MoeBase(LayoutBase):
         sharded = zero_stage >= 1
         local = (self.dense_max / (shard if sharded else 1)
                  + ex.max_params / (ex.edp if sharded else 1))
-        return lc.optimizer_time_s(local, self.per_param, self.cluster.machine)
+        if offload.offloads_optimizer(self.options.offload):
+            i = self._slot(ex, "none")[0]
+            step = offload.optimizer_offload(local, self.per_param, self.host,
+                                             backward_s=self.backward[i],
+                                             overlap=self.cluster.overlap).exposed_s
+        else:
+            step = lc.optimizer_time_s(local, self.per_param, self.cluster.machine)
+        if not self.options.muon:
+            return step
+        return step + moe_muon_s(
+            self.model, tp=self.dims.tp, dense_params=self.dense_max,
+            expert_params=ex.max_params, edp=(ex.edp, ex.edp_pd),
+            shard=(shard, self.group, self.group_pd), zero_stage=zero_stage,
+            cache=self.cache, rate=self.cluster.machine.gemm)
 
     def _dp(self, ex: _Experts, recompute: str, zero_stage: int,
             shard: int) -> tuple[float, float, float, float]:
@@ -175,7 +206,7 @@ class _MoeBase(LayoutBase):
         hides = self.options.dp_overlap
         forward = self.forward[i] if hides else 0.0
         backward = self.backward[i] + recompute_mb if hides else 0.0
-        g, w = self.per_param.gradients, self.per_param.weights
+        g, w = self.per_param.gradients, self.per_param.wide_weights
         key = (recompute, zero_stage, shard, i)
         dense_dp = self.dense_dp.get(key)
         if dense_dp is None:
@@ -208,7 +239,7 @@ class _MoeBase(LayoutBase):
         slot += self.pp_mb
         dp_time, dp_exposed, dp_sent, dp_inter = self._dp(ex, recompute, zero_stage, shard)
         memory = self._memory(ex, recompute, zero_stage, shard)
-        blocks, routed, a2a = rb.blocks, rb.routed_blocks, ex.a2a
+        blocks, routed, a2a = self.share * rb.blocks, self.share * rb.routed_blocks, ex.a2a
         tp_bytes = m * blocks * tp.bytes_sent
         optimizer = self._optimizer(ex, zero_stage, shard)
         cp_sent, pp_bytes = m * blocks * cp_bytes, m * self.pp_mb_bytes
@@ -237,8 +268,21 @@ class _MoeBase(LayoutBase):
         """The breakdown of the pipeline rank that needs the most."""
         j, _, working = self._peak(ex, recompute, zero_stage, shard)
         (a, b, c), (d, e, f) = self._states(ex, zero_stage, shard)
-        return mem.Breakdown(a[j] + d[j], b[j] + e[j], c[j] + f[j], self.acts[recompute][j],
-                             self.outer[j], working, self.blocks[j].rank)
+        optimizer, gpu_acts = c[j] + f[j], self._gpu_acts(recompute)[j]
+        host = self.acts[recompute][j] - gpu_acts
+        if offload.offloads_optimizer(self.options.offload):
+            optimizer, host = 0.0, host + optimizer
+        return mem.Breakdown(a[j] + d[j], b[j] + e[j], optimizer, gpu_acts,
+                             self.outer[j], working, self.blocks[j].rank, host)
+
+    def _gpu_acts(self, recompute: str) -> list[float]:
+        """Each rank's activations on the GPU: all of them, or with activation offload the
+        two largest blocks' of one micro-batch (formulas.parallel.offload)."""
+        acts = self.acts[recompute]
+        if not offload.offloads_activations(self.options.offload):
+            return acts
+        block = max(a[recompute] for a in self.act)
+        return [min(total, offload.RESIDENT_LAYERS * block) for total in acts]
 
     def _states(self, ex: _Experts, zero_stage: int, shard: int) -> tuple[Columns, Columns]:
         """(weights, gradients, optimizer) per rank of interest: the TP part, the experts."""
@@ -271,10 +315,12 @@ class _MoeBase(LayoutBase):
                 gathered += 2.0 * ex.ep_max / ex.ep * (1.0 - 1.0 / ex.edp)
             working += gathered * self.per_param.weights
         (a, b, c), (d, e, f) = self._states(ex, zero_stage, shard)
-        acts = self.acts[recompute]
+        acts = self._gpu_acts(recompute)
+        no_optimizer = offload.offloads_optimizer(self.options.offload)
         best, best_total = 0, -1.0
         for j in range(len(acts)):
-            total = a[j] + d[j] + b[j] + e[j] + c[j] + f[j] + acts[j] + self.outer[j] + working
+            opt = 0.0 if no_optimizer else c[j] + f[j]
+            total = a[j] + d[j] + b[j] + e[j] + opt + acts[j] + self.outer[j] + working
             if total > best_total:
                 best, best_total = j, total
         hit = ex.peaks[key] = (best, best_total, working)

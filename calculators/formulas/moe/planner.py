@@ -75,7 +75,7 @@ class _Setup:
         self.dense_memo = Memo(ml.stand_in(model, seq_len, ffn=model.dense_ffn or None),
                                options)
         self.cache = lc.CollectiveCache(cluster)
-        self.kinds = ml.blocks(model, seq_len, 1.0, fp8=options.fp8_activations)
+        self.kinds = ml.blocks(model, seq_len, 1.0, fp8=options.saved_input_bytes < 2.0)
         self.stack = MoeStack(model, self.arch, cluster.machine, options)
 
     def base(self, dims: Dims, micro_batch: int) -> _MoeBase:
@@ -99,8 +99,9 @@ class _Setup:
 
         def seconds(split: StageSplit, rank: int) -> float:
             counts = ml.rank_blocks(self.model, split, rank, (0,) * split.chunks_per_rank).counts
-            return math.fsum(n * t for n, t in zip(counts, per_block, strict=True)) + (
-                output if rank == pp - 1 else 0.0)
+            return split.compute_share * math.fsum(
+                n * t for n, t in zip(counts, per_block, strict=True)) + (
+                split.output_share(rank) * output)
 
         return balanced_split(variants, seconds)
 
@@ -225,7 +226,7 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
         previous = math.inf  # step time of the last EP size's fastest choices, if they fit
         for size in sizes:  # smallest first
             ex = base.experts(size)
-            least = base.smallest_memory(ex)
+            least = base.smallest_memory(ex, setup.options.recompute_modes(), tuple(shardings))
             smallest, evaluated = min(smallest, least), evaluated + 1
             if least > cluster.memory_bytes:
                 continue

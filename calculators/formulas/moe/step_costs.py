@@ -83,10 +83,17 @@ def per_node_copies(
     at most M. Expected distinct nodes: ``expected_nodes_per_token`` over the M nodes the
     router picks (their E M / n experts, chosen uniformly); a share (n - 1)/n of them is
     remote, routing being independent of where the token sits (an assumption: a router
-    that favours the local node sends less). NVLink: each of the k copies crosses it
-    unless it lands on the GPU that received it, k (g - 1)/g."""
+    that favours the local node sends less). NVLink: one copy per distinct GPU holding
+    the token's experts (the kernels send a token to a GPU once, whatever number of its
+    experts are there: DeepEP's ``is_token_in_rank``), the same expectation over the M g
+    GPUs of those nodes, of which a share (g - 1)/g crosses NVLink (the copy for the GPU
+    that took the token off the network stays put). Inside one node: the distinct GPUs
+    of the EP group, (P - 1)/P of them another GPU."""
+    _check(min(experts, ep_size, gpus_per_node, top_k) >= 1, "sizes must be >= 1")
     if ep_size <= gpus_per_node:
-        return direct_copies(top_k, ep_size, gpus_per_node)
+        _check(experts % ep_size == 0, "the EP group must divide the experts")
+        gpus = expected_nodes_per_token(experts, ep_size, top_k)
+        return Copies(gpus * (ep_size - 1) / ep_size, 0.0)
     _check(ep_size % gpus_per_node == 0, "an EP group spanning nodes must fill whole nodes")
     nodes = ep_size // gpus_per_node
     _check(experts % nodes == 0, "the EP group's nodes must divide the experts")
@@ -95,7 +102,8 @@ def per_node_copies(
     reachable = limit * (experts // nodes)
     _check(top_k <= reachable, f"{top_k} experts per token do not fit in {limit} nodes")
     distinct = expected_nodes_per_token(reachable, limit, top_k)
-    return Copies(top_k * (gpus_per_node - 1) / gpus_per_node, distinct * (nodes - 1) / nodes)
+    gpus = expected_nodes_per_token(reachable, limit * gpus_per_node, top_k)
+    return Copies(gpus * (gpus_per_node - 1) / gpus_per_node, distinct * (nodes - 1) / nodes)
 
 
 def node_limit(model: MoeArchitecture, ep_size: int, gpus_per_node: int,

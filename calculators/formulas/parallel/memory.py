@@ -10,7 +10,6 @@ reported is that of the rank that needs the most.
 
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
@@ -27,9 +26,16 @@ from calculators.formulas.model.model_states import (
     state_bytes,
     usable_bytes,
 )
+from calculators.formulas.parallel.offload import (
+    offloads_activations,
+    offloads_optimizer,
+    resident_layer_units,
+)
+from calculators.formulas.parallel.sharded_states import gathered_weight_bytes
 from calculators.formulas.parallel.stages import (
     chunks_in_flight,
     layer_units_in_flight,
+    schedule_layout,
     split_layers,
 )
 
@@ -39,7 +45,7 @@ if TYPE_CHECKING:
 
 __all__ = ["GRADIENT_PRECISIONS", "MASTER_WEIGHT_BYTES", "OPTIMIZER_STATE_BYTES",
            "PRECISION_BYTES", "Breakdown", "StateBytes", "Strategy", "device_capacity_bytes",
-           "memory_per_gpu", "min_dp_to_fit", "model_state_bytes", "state_bytes",
+           "gathered_weight_bytes", "memory_per_gpu", "model_state_bytes", "state_bytes",
            "usable_bytes"]
 
 #: Token IDs enter the embedding as 64-bit integers (Megatron-LM's
@@ -62,9 +68,9 @@ def params_on_rank(arch: Architecture, split: StageSplit, rank: int, tp: int) ->
     output = arch.vocab * arch.hidden
     embed = embedding_params(arch) - (0 if arch.tied_embeddings else output)
     extra = 0.0
-    if rank == 0:
+    if split.holds_first(rank):  # rank 0; under DualPipe also the last rank's copy
         extra += embed
-    if rank == split.stages - 1:
+    if split.holds_last(rank):  # the last rank; rank 0 too under DualPipe(V)
         extra += output + norm_params(arch)
         if split.stages == 1 and arch.tied_embeddings:
             extra -= output  # one matrix serves both ends
@@ -86,7 +92,7 @@ def layer_shape(arch: Architecture, micro_batch: int) -> act.LayerShape:
 def activation_bytes_per_layer(arch: Architecture, micro_batch: int, tp: int,
                                sequence_parallel: bool, recompute: str, *,
                                attention: str = "materialised", dropout: bool = True,
-                               cp: int = 1, fp8_inputs: bool = False,
+                               cp: int = 1, input_bytes: float = 2.0,
                                lean_norms: bool = False) -> float:
     """Activation bytes one layer stores for one micro-batch (16-bit activations).
 
@@ -101,7 +107,7 @@ def activation_bytes_per_layer(arch: Architecture, micro_batch: int, tp: int,
     per_layer = act.activation_bytes_per_layer(
         layer_shape(arch, micro_batch), tp=tp, sequence_parallel=sequence_parallel,
         recompute=recompute, dropout=dropout, flash=attention == "fused",
-        fp8_inputs=fp8_inputs, lean_norms=lean_norms)
+        input_bytes=input_bytes, lean_norms=lean_norms)
     return per_layer / cp
 
 
@@ -142,6 +148,8 @@ class Breakdown:
     outer: float = 0.0
     working: float = 0.0
     rank: int = 0
+    #: Bytes this GPU keeps in host memory (formulas.parallel.offload), not in ``total``.
+    host: float = 0.0
 
     @property
     def states(self) -> float:
@@ -175,21 +183,9 @@ class Strategy:
     micro_batches: int | None = None
     shard_group: int | None = None
     cp_method: str = "ring"
-    fp8_inputs: bool = False
+    input_bytes: float = 2.0  # of the GEMMs' saved inputs (formulas.model.recipes)
     lean_norms: bool = False
-
-
-def gathered_weight_bytes(arch: Architecture, tp: int, per_param: StateBytes,
-                          shard: int, *, with_output: bool = False) -> float:
-    """ZeRO-3 / FSDP: the gathered weights of the unit running and of the one being
-    prefetched (FSDP's one-unit prefetch, Zhao et al. 2023, Sec. 3.3), less the shard
-    of them the GPU holds anyway: nothing when nothing is sharded. The units are the
-    layers and, on the GPU that holds it (``with_output``), the output layer, V x h
-    weights split over TP, which with a large vocabulary outweighs a layer (Llama 3 8B:
-    1.05 GB against 0.44 in BF16), gathered with the last layer prefetched."""
-    layer = layer_params(arch)
-    units = max(2.0 * layer, layer + arch.vocab * arch.hidden) if with_output else 2.0 * layer
-    return units / tp * per_param.weights * (1.0 - 1.0 / shard)
+    offload: str = "none"  # formulas.parallel.offload.OFFLOAD_MODES
 
 
 def cp_working_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int, *,
@@ -215,7 +211,7 @@ def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
     if st.recompute == "full":
         held += scale * activation_bytes_per_layer(
             arch, st.micro_batch, st.tp, st.sequence_parallel, "none",
-            attention=st.attention, dropout=st.dropout, cp=st.cp, fp8_inputs=st.fp8_inputs,
+            attention=st.attention, dropout=st.dropout, cp=st.cp, input_bytes=st.input_bytes,
             lean_norms=st.lean_norms)
     if st.zero_stage >= 3:
         shard = st.dp if st.shard_group is None else st.shard_group
@@ -240,17 +236,19 @@ class RankLoad:
 def rank_loads(arch: Architecture, st: Strategy, params: float | None = None,
                split: StageSplit | None = None) -> tuple[RankLoad, ...]:
     """The ranks that can hold the most: the first, the fullest middle one, the last."""
-    split = split or split_layers(arch.layers, st.pp, st.virtual_stages)
+    split = split or split_layers(arch.layers, st.pp,
+                                  *schedule_layout(st.schedule, st.pp, st.virtual_stages))
     m = st.micro_batches if st.micro_batches is not None else FULL_PIPELINE
     loads = []
     for rank in split.ranks_of_interest:
         outer = 0.0
-        if rank == 0:
-            first_chunk = chunks_in_flight(st.schedule, st.pp, m, 0, st.virtual_stages)[0]
+        if split.holds_first(rank):
+            first_chunk = chunks_in_flight(st.schedule, st.pp, m, rank, split.chunks_per_rank)[
+                split.rank_chunks(rank).index(0)]
             outer += first_chunk * embedding_input_bytes(
                 arch, st.micro_batch, st.tp, st.cp, st.dropout,
                 sequence_parallel=st.sequence_parallel or st.tp == 1)
-        if rank == st.pp - 1:
+        if split.holds_last(rank):
             outer += output_layer_bytes(arch, st.micro_batch, st.tp, st.cp)
         on_gpu = (params_on_rank(arch, split, rank, st.tp) if params is None
                   else params / (st.tp * st.pp))
@@ -266,27 +264,45 @@ def rank_states(loads: tuple[RankLoad, ...], per_param: StateBytes, zero_stage: 
 
 
 def peak_rank(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
-              *, per_layer: float, working: float, scale: float = 1.0) -> tuple[int, float]:
+              *, per_layer: float, working: float, scale: float = 1.0,
+              offload: str = "none") -> tuple[int, float]:
     """(index in ``loads``, total bytes) of the rank that needs the most, from its load
     and model states (``rank_states``); ``per_layer`` is one layer's activation bytes
     for one micro-batch (already scaled). The total adds the parts in
-    ``Breakdown.total``'s order, so the two agree to the bit."""
+    ``Breakdown.total``'s order, so the two agree to the bit. ``offload``: what is in host
+    memory instead (formulas.parallel.offload): the optimizer states, and all but two
+    layers' activations."""
     best_total, best = -1.0, 0
+    no_optimizer = offloads_optimizer(offload)
+    streamed = offloads_activations(offload)
     for i, load in enumerate(loads):
         w, g, o = states[i]
-        total = w + g + o + per_layer * load.layer_units + load.outer * scale + working
+        if no_optimizer:
+            o = 0.0
+        units = resident_layer_units(load.layer_units) if streamed else load.layer_units
+        total = w + g + o + per_layer * units + load.outer * scale + working
         if total > best_total:
             best_total, best = total, i
     return best, best_total
 
 
 def peak_breakdown(loads: tuple[RankLoad, ...], states: tuple[tuple[float, float, float], ...],
-                   *, per_layer: float, working: float, scale: float = 1.0) -> Breakdown:
-    """The breakdown of the rank that needs the most (``peak_rank``)."""
-    best = peak_rank(loads, states, per_layer=per_layer, working=working, scale=scale)[0]
+                   *, per_layer: float, working: float, scale: float = 1.0,
+                   offload: str = "none") -> Breakdown:
+    """The breakdown of the rank that needs the most (``peak_rank``), with what it keeps
+    in host memory."""
+    best = peak_rank(loads, states, per_layer=per_layer, working=working, scale=scale,
+                     offload=offload)[0]
     load, (weights, gradients, optimizer) = loads[best], states[best]
-    return Breakdown(weights, gradients, optimizer, per_layer * load.layer_units,
-                     load.outer * scale, working, load.rank)
+    host = 0.0
+    if offloads_optimizer(offload):
+        optimizer, host = 0.0, optimizer
+    units: float = load.layer_units
+    if offloads_activations(offload):
+        units = resident_layer_units(load.layer_units)
+        host += per_layer * (load.layer_units - units)
+    return Breakdown(weights, gradients, optimizer, per_layer * units,
+                     load.outer * scale, working, load.rank, host)
 
 
 def memory_per_gpu(arch: Architecture, strategy: Strategy, per_param: StateBytes,
@@ -297,27 +313,10 @@ def memory_per_gpu(arch: Architecture, strategy: Strategy, per_param: StateBytes
     shard = st.dp if st.shard_group is None else st.shard_group
     per_layer = activation_scale * activation_bytes_per_layer(
         arch, st.micro_batch, st.tp, st.sequence_parallel, st.recompute,
-        attention=st.attention, dropout=st.dropout, cp=st.cp, fp8_inputs=st.fp8_inputs,
+        attention=st.attention, dropout=st.dropout, cp=st.cp, input_bytes=st.input_bytes,
             lean_norms=st.lean_norms)
     loads = rank_loads(arch, st, params)
     return peak_breakdown(loads, rank_states(loads, per_param, st.zero_stage, shard),
                           per_layer=per_layer,
                           working=working_bytes(arch, st, per_param, activation_scale),
-                          scale=activation_scale)
-
-
-def min_dp_to_fit(breakdown: Breakdown, zero_stage: int, dp: int, capacity: float,
-                  gathered: float = 0.0) -> int | None:
-    """Smallest data-parallel (shard) size at which ``breakdown`` (computed at ``dp``)
-    fits in ``capacity``: what ZeRO partitions (S) shrinks as 1/d, ZeRO-3's gathered
-    layers (``gathered`` = G, gathered_weight_bytes for an unbounded shard) grow as
-    1 - 1/d, so total(d) = (fixed + G) + (S - G)/d. None if no d suffices."""
-    shared = (breakdown.optimizer * (zero_stage >= 1) + breakdown.gradients * (zero_stage >= 2)
-              + breakdown.weights * (zero_stage >= 3)) * dp
-    fixed = breakdown.total - shared / dp - gathered * (1.0 - 1.0 / dp)
-    floor, shrinking = fixed + gathered, shared - gathered
-    if shrinking <= 0:  # more ranks never help: d = 1 or nothing
-        return 1 if fixed + shared <= capacity else None
-    if floor >= capacity:
-        return None
-    return max(1, math.ceil(shrinking / (capacity - floor)))
+                          scale=activation_scale, offload=st.offload)

@@ -166,25 +166,39 @@ def zero_bubble_h2(stages: int, micro_batches: int,
                         float(min(2 * stages - 1, micro_batches)), 2)
 
 
-def dualpipe(stages: int, micro_batches: int, times: PassTimes = EQUAL_PASSES,
-             overlapped_forward_backward: float | None = None) -> ScheduleCost:
-    """DeepSeek-V3's DualPipe: bubble (PP/2 - 1)(F&B + B - 3W), 2x weights, PP + 1 in flight.
-
-    DeepSeek-AI 2024 (arXiv:2412.19437), Sec. 3.2.1 and Table 2 (also the
-    deepseek-ai/DualPipe README): B is the full backward, W the weight part, F&B the
-    time of a forward chunk and a backward chunk run overlapped. Micro-batches enter
-    from both ends, so PP must be even and each device holds two stages' weights.
-    ``overlapped_forward_backward`` defaults to F + B, i.e. no gain from the overlap:
-    our assumption, an upper bound (the paper gives no number). Each micro-batch still
-    crosses every stage boundary once each way, so sends per micro-batch are as 1F1B.
-    """
+def _dual_check(name: str, stages: int, micro_batches: int) -> None:
+    """DualPipe's and DualPipeV's constraints (``schedule_constraint``) as a ValueError."""
     _check(stages, micro_batches)
-    if stages % 2:
-        raise ValueError(f"DualPipe needs an even number of pipeline stages, got {stages}")
+    reason = schedule_constraint(name, stages, micro_batches)
+    if reason:
+        raise ValueError(reason)
+
+
+def _overlapped(times: PassTimes, overlapped_forward_backward: float | None) -> float:
     f_and_b = (times.forward + times.backward if overlapped_forward_backward is None
                else overlapped_forward_backward)
     if f_and_b < 0:
         raise ValueError("the overlapped forward + backward time must be >= 0")
+    return f_and_b
+
+
+def dualpipe(stages: int, micro_batches: int, times: PassTimes = EQUAL_PASSES,
+             overlapped_forward_backward: float | None = None) -> ScheduleCost:
+    """DeepSeek-V3's DualPipe: bubble (PP/2 - 1)(F&B + B - 3W), 2x weights, PP + 1 in flight.
+
+    DeepSeek-AI 2024 (arXiv:2412.19437), Sec. 3.2.1 and Table 2; the same row in the
+    deepseek-ai/DualPipe README's table. ``stages`` is PP, the pipeline's ranks, and the
+    model is cut into PP stages: rank r holds stage r for the micro-batches fed from
+    the first rank and stage PP-1-r for those fed from the last, so the model's
+    parameters are held twice across the pipeline. B is the full backward, W its weight
+    part, F&B the time of a forward chunk and a backward chunk run overlapped.
+    ``overlapped_forward_backward`` defaults to F + B, i.e. no gain from the overlap: our
+    assumption, an upper bound (the paper gives no number). Each micro-batch crosses
+    every stage boundary once each way, so an interior rank sends 2 per micro-batch as
+    in 1F1B. Constraints in ``schedule_constraint``.
+    """
+    _dual_check("dualpipe", stages, micro_batches)
+    f_and_b = _overlapped(times, overlapped_forward_backward)
     bubble = max(0.0, (stages / 2 - 1) * (f_and_b + times.backward
                                           - 3.0 * times.backward_weight))
     return ScheduleCost("DualPipe", stages, micro_batches, bubble,
@@ -192,7 +206,58 @@ def dualpipe(stages: int, micro_batches: int, times: PassTimes = EQUAL_PASSES,
                         float(min(stages + 1, micro_batches)), 2, weight_copies=2)
 
 
-SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe")
+def dualpipe_v(stages: int, micro_batches: int, times: PassTimes = EQUAL_PASSES,
+               overlapped_forward_backward: float | None = None) -> ScheduleCost:
+    """DualPipeV ("cut-in-half"): DualPipe folded into a V, 2 PP chunks on PP ranks.
+
+    deepseek-ai/DualPipe README, DualPipeV row (from Sea AI Lab's "cut-in-half" post,
+    Qi et al. 2025): for 2n pipeline stages on n devices the bubble is DualPipe's,
+    (2n/2 - 1)(F&B + B - 3W) = (n - 1)(F&B + B - 3W) in chunk times, with 2 chunks' weights
+    and 2n + 1 chunks' activations per device. Here ``stages`` = n is the pipeline's
+    ranks and ``times`` are a rank's passes (its two chunks, so a chunk's are half):
+    the bubble is (n - 1)(F&B + B - 3W)/2 in rank times, half of DualPipe's on the same
+    ranks at each rank's share of the model, and in flight n + 1/2 micro-batches of a
+    rank's layers. Rank r holds chunks r and 2n-1-r: every parameter once (no copy).
+    An interior rank sends 4 per micro-batch (each chunk, each way), as interleaving
+    with v = 2; the turn at the last rank stays local.
+    """
+    _dual_check("dualpipev", stages, micro_batches)
+    f_and_b = _overlapped(times, overlapped_forward_backward)
+    bubble = max(0.0, (stages - 1) * (f_and_b + times.backward
+                                      - 3.0 * times.backward_weight) / 2.0)
+    return ScheduleCost("DualPipeV", stages, micro_batches, bubble,
+                        _fraction(bubble, micro_batches, times),
+                        min(stages + 0.5, float(micro_batches)), 4 if stages > 1 else 0)
+
+
+def schedule_constraint(name: str, stages: int, micro_batches: int,
+                        virtual_stages: int = 1) -> str:
+    """Why ``name`` cannot run ``micro_batches`` per step on ``stages`` ranks ("" if it can).
+
+    Interleaved 1F1B in Megatron-LM: m a multiple of p (Narayanan et al. 2021, Sec.
+    2.2.2). DualPipe: p and m even (DeepSeek-V3 report, Sec. 3.2.1: "only requires that
+    the pipeline stages and micro-batches be divisible by 2") and, in the reference
+    implementation, m >= 2p (deepseek-ai/DualPipe, dualpipe.py ``step``: ``num_chunks >=
+    num_ranks * 2``, each direction at least p micro-batches so that the steady phase is
+    reached). DualPipeV: m >= 2p (dualpipev.py ``step``, the same assertion; any p).
+    """
+    if stages <= 1:
+        return ""
+    if name == "interleaved" and virtual_stages > 1 and micro_batches % stages:
+        return (f"the interleaved schedule needs micro-batches ({micro_batches}) to be a "
+                f"multiple of the pipeline stages ({stages})")
+    if name == "dualpipe" and stages % 2:
+        return f"DualPipe needs an even number of pipeline stages, got {stages}"
+    if name == "dualpipe" and micro_batches % 2:
+        return f"DualPipe needs an even number of micro-batches per step, got {micro_batches}"
+    if name in ("dualpipe", "dualpipev") and micro_batches < 2 * stages:
+        label = "DualPipe" if name == "dualpipe" else "DualPipeV"
+        return (f"{label} needs at least twice as many micro-batches per step as pipeline "
+                f"ranks ({2 * stages} for {stages}), got {micro_batches}")
+    return ""
+
+
+SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe", "dualpipev")
 
 
 def schedule_cost(name: str, stages: int, micro_batches: int, *, virtual_stages: int = 2,
@@ -208,4 +273,6 @@ def schedule_cost(name: str, stages: int, micro_batches: int, *, virtual_stages:
         return zero_bubble_h2(stages, micro_batches, times)
     if name == "dualpipe":
         return dualpipe(stages, micro_batches, times)
+    if name == "dualpipev":
+        return dualpipe_v(stages, micro_batches, times)
     raise ValueError(f"unknown schedule {name!r}; choose one of {', '.join(SCHEDULES)}")

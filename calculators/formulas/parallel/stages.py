@@ -39,9 +39,14 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-#: The pipeline schedules the planner and the memory model know (schedules.SCHEDULES
-#: less DualPipe, whose two weight copies and bidirectional feed are MoE-chapter matter).
-PIPELINE_SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2")
+#: The pipeline schedules the planner and the memory model know (schedules.SCHEDULES).
+PIPELINE_SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe", "dualpipev")
+#: Where a rank's chunks sit. "loop": chunk j on rank j mod p (Megatron-LM's
+#: interleaving; one chunk per rank otherwise). "v": 2p chunks, rank r runs chunks r and
+#: 2p-1-r (DualPipeV, deepseek-ai/DualPipe examples/example_dualpipev.py). "dual": the
+#: model in p stages, rank r holding stage r and a copy of stage p-1-r (DualPipe,
+#: examples/example_dualpipe.py), each micro-batch running through one of the two.
+PLACEMENTS = ("loop", "v", "dual")
 #: At most this many layers fewer than the even share, on the first and the last chunk.
 MAX_LIGHT_CHUNKS = 2
 
@@ -54,7 +59,8 @@ class SplitError(ValueError):
 class StageSplit:
     """``layers`` over ``stages`` ranks of ``chunks_per_rank`` chunks: every chunk has
     ``per_chunk`` layers except the model's first chunk, ``first_fewer`` fewer, and its
-    last, ``last_fewer`` fewer (Llama 3's split: one each, or one on the first)."""
+    last, ``last_fewer`` fewer (Llama 3's split: one each, or one on the first).
+    ``placement`` (one of ``PLACEMENTS``) says which chunks each rank holds."""
 
     layers: int
     stages: int
@@ -62,6 +68,47 @@ class StageSplit:
     per_chunk: int
     first_fewer: int
     last_fewer: int
+    placement: str = "loop"
+
+    @property
+    def model_chunks(self) -> int:
+        """Chunks the model is cut into (DualPipe: one per rank, each held twice)."""
+        return self.stages if self.placement == "dual" else self.stages * self.chunks_per_rank
+
+    def rank_chunks(self, rank: int) -> tuple[int, ...]:
+        """The model's chunks held by ``rank``, in the order of its chunk index c."""
+        p = self.stages
+        if self.placement == "v":
+            return (rank, 2 * p - 1 - rank)
+        if self.placement == "dual":
+            return (rank, p - 1 - rank)
+        return tuple(c * p + rank for c in range(self.chunks_per_rank))
+
+    @property
+    def compute_share(self) -> float:
+        """The share of a rank's layers each micro-batch runs through: 1/2 under
+        DualPipe (a micro-batch fed from either end runs on one of the two copies)."""
+        return 0.5 if self.placement == "dual" else 1.0
+
+    def holds_first(self, rank: int) -> bool:
+        """Whether ``rank`` holds the model's first chunk (the embedding)."""
+        if self.placement == "loop":  # the search's hot path
+            return rank == 0
+        return 0 in self.rank_chunks(rank)
+
+    def holds_last(self, rank: int) -> bool:
+        """Whether ``rank`` holds the model's last chunk (the output layer)."""
+        if self.placement == "loop":  # chunk p v - 1 sits on rank p - 1
+            return rank == self.stages - 1
+        return self.model_chunks - 1 in self.rank_chunks(rank)
+
+    def compute_layers(self, rank: int) -> float:
+        """Layers ``rank`` runs per micro-batch (its layers x ``compute_share``)."""
+        return self.rank_layers(rank) * self.compute_share
+
+    def output_share(self, rank: int) -> float:
+        """The share of the output layer's work ``rank`` does per micro-batch."""
+        return self.compute_share if self.holds_last(rank) else 0.0
 
     @property
     def light(self) -> int:
@@ -74,7 +121,7 @@ class StageSplit:
 
     def global_chunk_layers(self, j: int) -> int:
         """Layers of the model's ``j``-th chunk."""
-        last = self.stages * self.chunks_per_rank - 1
+        last = self.model_chunks - 1
         if last == 0:
             return self.per_chunk - self.light
         return self.per_chunk - (self.first_fewer if j == 0 else 0) - (
@@ -85,16 +132,19 @@ class StageSplit:
         return 0 if j == 0 else j * self.per_chunk - self.first_fewer
 
     def chunk_layers(self, rank: int, chunk: int) -> int:
-        """Layers of the ``chunk``-th chunk on ``rank`` (global chunk chunk*p + rank)."""
-        return self.global_chunk_layers(chunk * self.stages + rank)
+        """Layers of the ``chunk``-th chunk on ``rank`` (global chunk chunk*p + rank when
+        interleaved; ``rank_chunks`` for the V and DualPipe placements)."""
+        if self.placement == "loop":
+            return self.global_chunk_layers(chunk * self.stages + rank)
+        return self.global_chunk_layers(self.rank_chunks(rank)[chunk])
 
     def describe(self, noun: str = "layer") -> str:
         """The split in words when it is uneven ("" when even): "3 layers on the first
         stage, 4 on each of the 14 stages between, 3 on the last"."""
         if self.even:
             return ""
-        chunks = self.stages * self.chunks_per_rank
-        unit = "chunk" if self.chunks_per_rank > 1 else "stage"
+        chunks = self.model_chunks
+        unit = "chunk" if chunks > self.stages else "stage"
         first, last = self.global_chunk_layers(0), self.global_chunk_layers(chunks - 1)
         between = chunks - 2
         middle = (f", {self.per_chunk} on {'each of the ' if between > 1 else 'the '}"
@@ -130,23 +180,47 @@ class StageSplit:
         return tuple(sorted({0, min(1, p - 1), p - 1}))
 
 
-def split_layers(layers: int, stages: int, chunks_per_rank: int = 1) -> StageSplit:
+def schedule_layout(schedule: str, stages: int, virtual_stages: int = 1) -> tuple[int, str]:
+    """(chunks per rank, placement) of a schedule on ``stages`` ranks: interleaving's v
+    chunks in a loop, DualPipeV's two in a V, DualPipe's stage and its mirror copy; one
+    chunk otherwise (and always without a pipeline)."""
+    if stages <= 1:
+        return 1, "loop"
+    if schedule == "interleaved":
+        return virtual_stages, "loop"
+    if schedule == "dualpipev":
+        return 2, "v"
+    if schedule == "dualpipe":
+        return 2, "dual"
+    return 1, "loop"
+
+
+def split_layers(layers: int, stages: int, chunks_per_rank: int = 1,
+                 placement: str = "loop") -> StageSplit:
     """The split of ``layers`` over ``stages`` x ``chunks_per_rank`` chunks, or SplitError.
 
     Accepted: even, or with the first (and last) chunk one layer short (Llama 3, Sec.
     3.3.2). Every rank must keep at least one layer.
     """
-    return split_variants(layers, stages, chunks_per_rank)[0]
+    return split_variants(layers, stages, chunks_per_rank, placement)[0]
 
 
-def split_variants(layers: int, stages: int, chunks_per_rank: int = 1) -> tuple[
-        StageSplit, ...]:
+def split_variants(layers: int, stages: int, chunks_per_rank: int = 1,
+                   placement: str = "loop") -> tuple[StageSplit, ...]:
     """Every accepted split of ``layers``, Llama 3's first (``split_layers``), then, when
     some chunks are short, the one with every short layer taken off the last chunk (for a
-    heavy last stage); or SplitError. A variant that empties a chunk is left out."""
+    heavy last stage); or SplitError. A variant that empties a chunk is left out.
+    DualPipe's placement needs an even number of stages (each rank pairs a stage with
+    its mirror), and both its and DualPipeV's two chunks per rank."""
     if layers < 1 or stages < 1 or chunks_per_rank < 1:
         raise SplitError("layers, stages and chunks per rank must be >= 1")
-    chunks = stages * chunks_per_rank
+    if placement != "loop" and (chunks_per_rank != 2 or stages < 2):
+        raise SplitError(f"the {placement} placement runs two chunks per rank on two or "
+                         "more ranks")
+    if placement == "dual" and stages % 2:
+        raise SplitError(f"DualPipe pairs each stage with its mirror: {stages} stages "
+                         "are not even")
+    chunks = stages if placement == "dual" else stages * chunks_per_rank
     per_chunk = math.ceil(layers / chunks)
     light = per_chunk * chunks - layers
     if light > MAX_LIGHT_CHUNKS:
@@ -155,12 +229,14 @@ def split_variants(layers: int, stages: int, chunks_per_rank: int = 1) -> tuple[
             f"({stages} stages x {chunks_per_rank}); at most the first and last chunk may "
             "hold one layer fewer (Llama 3's balance)")
     first = min(1, light)
-    llama = StageSplit(layers, stages, chunks_per_rank, per_chunk, first, light - first)
+    llama = StageSplit(layers, stages, chunks_per_rank, per_chunk, first, light - first,
+                       placement)
     if min(llama.rank_layers(r) for r in llama.ranks_of_interest) < 1:
         raise SplitError(f"{layers} layers leave a pipeline stage of {stages} empty")
     variants = [llama]
     if light and chunks > 1 and per_chunk - light >= 1:
-        variants.append(StageSplit(layers, stages, chunks_per_rank, per_chunk, 0, light))
+        variants.append(StageSplit(layers, stages, chunks_per_rank, per_chunk, 0, light,
+                                   placement))
     return tuple(variants)
 
 
@@ -179,10 +255,25 @@ def balanced_split(variants: tuple[StageSplit, ...],
 
 def chunks_in_flight(schedule: str, stages: int, micro_batches: int, rank: int,
                      chunks_per_rank: int = 1) -> tuple[int, ...]:
-    """Micro-batches whose activations ``rank`` holds at its peak, per chunk it runs."""
+    """Micro-batches whose activations ``rank`` holds at its peak, per chunk it runs.
+
+    DualPipe and DualPipeV, counted from the warm-up of the reference implementation
+    (deepseek-ai/DualPipe, ``step``: 2(n - h - 1) forwards of the near chunk, then h + 1
+    pairs of both, then B-W-F triples, then the steady F B F B): the near chunk holds
+    n - h and the far one h + 1 at the peak, n + 1 in all, the README's "PP + 1". For
+    DualPipe on p ranks n = p, h = min(r, p-1-r), stage h near and stage p-1-h far; for
+    DualPipeV n = 2p, h = r, chunk r near and chunk 2p-1-r far.
+    """
     p, m, r = stages, micro_batches, rank
     if p == 1:  # no pipeline: one micro-batch at a time through every chunk
         return (min(1, m),) * chunks_per_rank
+    if schedule == "dualpipe":
+        h = min(r, p - 1 - r)
+        half = m // 2  # each direction feeds half the micro-batches
+        near, far = min(p - h, half), min(h + 1, half)
+        return (near, far) if r == h else (far, near)  # (stage r, stage p-1-r)
+    if schedule == "dualpipev":
+        return (min(2 * p - r, m), min(r + 1, m))
     if schedule in ("1f1b", "zb_h1"):
         return (min(p - r, m),)
     if schedule == "zb_h2":

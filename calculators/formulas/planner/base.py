@@ -8,7 +8,10 @@ from __future__ import annotations
 from functools import cached_property
 from typing import TYPE_CHECKING, NamedTuple
 
+from calculators.catalogues.host_links import host_side
+from calculators.formulas.kernels import muon
 from calculators.formulas.parallel import memory as mem
+from calculators.formulas.parallel import offload
 from calculators.formulas.parallel.placement import group_per_domain
 from calculators.formulas.parallel.stages import SplitError, balanced_split
 from calculators.formulas.planner import layer_costs as costs
@@ -81,8 +84,8 @@ class LayoutBase:
         if split is None:
             # The output layer sits on the last rank: where it outweighs the layers it
             # displaces, the variant with a lighter last stage is faster.
-            split = balanced_split(variants, lambda sp, rank: sp.rank_layers(rank) * layer + (
-                costs.output_s if rank == pp - 1 else 0.0))
+            split = balanced_split(variants, lambda sp, rank: sp.compute_layers(rank) * layer
+                                   + sp.output_share(rank) * costs.output_s)
         self.split = split
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
@@ -93,15 +96,18 @@ class LayoutBase:
         self.tp_layer, self.cp_layer = costs.tp, width.cp_layer
         self.forward_layer, self.backward_layer = times.forward_s, times.backward_s
         msg = act / tp
-        sends = 2 * self.chunks if pp > 1 else 0
-        self.pp_mb = sends * cache.p2p(msg, self.pp_inter) if sends else 0.0
+        sends = options.sends(pp)
+        self.pp_mb = sends * cache.p2p(msg, self.pp_inter) * lc.pp_exposed_share(
+            self.schedule, cluster.overlap) if sends else 0.0
         self.pp_mb_bytes = sends * msg
         self.bubble = lc.bubble_fraction(self.schedule, pp, micro_batches, self.chunks)
-        self.ranks = [(split.rank_layers(rank),
-                       split.rank_layers(rank) * layer
-                       + (costs.output_s if rank == pp - 1 else 0.0))
+        # Per rank of interest: layers run per micro-batch (half of the two copies under
+        # DualPipe) and their compute with the rank's share of the output layer.
+        self.ranks = [(split.compute_layers(rank),
+                       split.compute_layers(rank) * layer
+                       + split.output_share(rank) * costs.output_s)
                       for rank in split.ranks_of_interest]
-        self.slowest: dict[str, tuple[int, float, float]] = {}
+        self.slowest: dict[str, tuple[float, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
         # Per (ZeRO stage, shard): the data-parallel collectives and the optimizer step,
         # the same for every recomputation mode.
@@ -110,7 +116,7 @@ class LayoutBase:
         self.scale = options.act_bytes / 2.0
         params = max(memo.rank_params(tp, split))
         self.params = params
-        self.grads, self.weights = params * per_param.gradients, params * per_param.weights
+        self.grads, self.weights = params * per_param.gradients, params * per_param.wide_weights
         self.cache = cache
 
     @cached_property
@@ -122,7 +128,7 @@ class LayoutBase:
                                 attention=opts.attention, dropout=opts.dropout,
                                 schedule=self.schedule, virtual_stages=self.chunks,
                                 micro_batches=self.m, cp_method=opts.cp_method,
-                                fp8_inputs=opts.fp8_activations, lean_norms=opts.lean_norms)
+                                input_bytes=opts.saved_input_bytes, lean_norms=opts.lean_norms)
         return mem.rank_loads(self.arch, strategy, split=self.split)
 
     @cached_property
@@ -134,17 +140,27 @@ class LayoutBase:
         return mem.cp_working_bytes(self.arch, self.b, self.dims.tp, self.dims.cp,
                                     method=self.options.cp_method, scale=self.scale)
 
-    def _dense_slot(self, recompute: str) -> tuple[int, float, float]:
+    def _dense_slot(self, recompute: str) -> tuple[float, float, float]:
         """(layers, compute seconds, slot seconds) of the slowest pipeline rank for one
         micro-batch: its compute, recomputation, TP and exposed CP time, pipeline sends."""
         hit = self.slowest.get(recompute)
         if hit is None:
             per_layer_s = (self.rec_layer[recompute] + self.tp_layer[recompute].exposed_s
-                           + self.cp_layer[1])
+                           + self.cp_layer[1] + self._streamed_s(recompute))
             layers, compute = max(self.ranks, key=lambda lr: lr[1] + lr[0] * per_layer_s)
             hit = (layers, compute, compute + layers * per_layer_s + self.pp_mb)
             self.slowest[recompute] = hit
         return hit
+
+    def _streamed_s(self, recompute: str) -> float:
+        """Per layer and micro-batch, the exposed time of offloaded activations going to
+        the host and back (formulas.parallel.offload), 0 when they stay."""
+        if not offload.offloads_activations(self.options.offload):
+            return 0.0
+        return offload.activation_offload_s(
+            self.per_layer[recompute], self.forward_layer,
+            self.backward_layer + self.rec_layer[recompute],
+            host_side(self.cluster.machine.speed.accelerator), overlap=self.cluster.overlap)
 
     def recompute_cost(self, recompute: str) -> float:
         """What a recomputation mode adds to the slowest rank's slot per micro-batch: of
@@ -179,10 +195,44 @@ class LayoutBase:
         """The optimizer step on the fullest rank's shard of the parameters."""
         hit = self._optimizer_cache.get((zero_stage, shard))
         if hit is None:
-            hit = self._optimizer_cache[(zero_stage, shard)] = lc.optimizer_time_s(
-                self.params / (shard if zero_stage >= 1 else 1), self.per_param,
-                self.cluster.machine)
+            local = self.params / (shard if zero_stage >= 1 else 1)
+            if offload.offloads_optimizer(self.options.offload):
+                # The last micro-batch's backward on the slowest rank hides the copy down.
+                layers, compute, _ = self._dense_slot("none")
+                hit = offload.optimizer_offload(
+                    local, self.per_param, host_side(self.cluster.machine.speed.accelerator),
+                    backward_s=compute - layers * self.forward_layer,
+                    overlap=self.cluster.overlap).exposed_s
+            else:
+                hit = lc.optimizer_time_s(local, self.per_param, self.cluster.machine)
+            if self.options.muon:
+                hit += self._muon_s(zero_stage, shard)
+            self._optimizer_cache[(zero_stage, shard)] = hit
         return hit
+
+    def _muon_s(self, zero_stage: int, shard: int) -> float:
+        """Muon's Newton-Schulz on the fullest rank's matrices, spread by whole matrices
+        over the TP x shard ranks that hold pieces of them, and the gather and scatter
+        that assemble each (formulas.kernels.muon): over the shard group (16-bit
+        momentum) and over the TP group."""
+        arch, tp = self.arch, self.dims.tp
+        ranks = tp * (shard if zero_stage >= 1 else 1)
+        layers = max(rank[0] for rank in self.ranks)
+        shapes = muon.dense_layer_matrices(arch.hidden, arch.attention_width, arch.kv_width,
+                                           arch.ffn_hidden, arch.gated_mlp)
+        compute = muon.muon_compute_s(((r, c, float(layers)) for r, c in shapes), ranks,
+                                      self.cluster.machine.gemm)
+        # Each rank sends its 16-bit piece of every matrix to the matrix's owner and gets
+        # the orthogonalised piece back: two alltoalls of its shard, per group.
+        piece = self.params * 2.0 / (shard if zero_stage >= 1 else 1)
+        gathers = 0.0
+        if zero_stage >= 1 and shard > 1:
+            groups, _ = shard_groups(shard, self.group, self.group_pd)
+            gathers += 2.0 * self.cache.run("alltoall", piece, *groups)[0]
+        if tp > 1:
+            gathers += 2.0 * self.cache.run("alltoall", piece, tp,
+                                            min(tp, self.cluster.gpus_per_node))[0]
+        return compute + gathers
 
     def step_s(self, recompute: str, dp: lc.DpCost, optimizer_s: float) -> float:
         """One choice's step time, as its Layout has it."""
@@ -204,13 +254,13 @@ class LayoutBase:
         """The peak memory of one choice (``memory(...).total``), without its breakdown."""
         states, per_layer, working = self._memory_parts(recompute, zero_stage, shard)
         return mem.peak_rank(self.loads, states, per_layer=per_layer, working=working,
-                             scale=self.scale)[1]
+                             scale=self.scale, offload=self.options.offload)[1]
 
     def memory(self, recompute: str, zero_stage: int, shard: int) -> mem.Breakdown:
         """The peak memory of one choice on its fullest pipeline rank."""
         states, per_layer, working = self._memory_parts(recompute, zero_stage, shard)
         return mem.peak_breakdown(self.loads, states, per_layer=per_layer, working=working,
-                                  scale=self.scale)
+                                  scale=self.scale, offload=self.options.offload)
 
     def layout(self, recompute: str, zero_stage: int, shard: int, *,
                dp: lc.DpCost | None = None, memory: mem.Breakdown | None = None) -> Layout:

@@ -43,7 +43,7 @@ class Floors:
             arch, cluster, opts, cache, stack, memo)
         self._widths: dict[tuple[int, int, int], Width] = {}
         self._per_layer: dict[tuple[int, int, int], tuple[float, float, float]] = {}
-        self._ranks: dict[int, tuple[tuple[tuple[int, int], ...], int]] = {}
+        self._ranks: dict[int, tuple[tuple[tuple[tuple[float, float], ...], ...], float]] = {}
         self._bubble: dict[tuple[int, int], float] = {}
         self._sends: dict[tuple[float, bool], float] = {}
         self._dp_terms: dict[tuple[int, int, int, float, float, float],
@@ -72,26 +72,29 @@ class Floors:
                 w.stack.output_s, w.act / tp)
         return hit
 
-    def _pipeline(self, pp: int) -> tuple[tuple[tuple[int, int], ...], int]:
-        """For ``pp`` stages, per split variant (layers on the fullest rank before the
-        last, on the last), and the sends per micro-batch: the ranks the step model looks
-        at. A floor takes the variant that gives the least (a base takes the fastest)."""
+    def _pipeline(self, pp: int) -> tuple[tuple[tuple[tuple[float, float], ...], ...], float]:
+        """For ``pp`` stages, per split variant, per rank of interest (layers it runs per
+        micro-batch, its share of the output layer), and the sends per micro-batch (as
+        many as are exposed, layout_cost.pp_exposed_share): the ranks the step model
+        looks at. A floor takes the variant that gives the least (a base the fastest)."""
         hit = self._ranks.get(pp)
         if hit is None:
             chunks = self.opts.chunks(pp)
             variants = self.memo.splits(pp, chunks)
             assert variants  # the candidates have checked it
+            schedule = self.opts.schedule if pp > 1 else "1f1b"
             hit = self._ranks[pp] = (tuple(
-                (max((split.rank_layers(r) for r in split.ranks_of_interest if r != pp - 1),
-                     default=0), split.rank_layers(pp - 1)) for split in variants),
-                2 * chunks if pp > 1 else 0)
+                tuple((split.compute_layers(r), split.output_share(r))
+                      for r in split.ranks_of_interest) for split in variants),
+                self.opts.sends(pp) * lc.pp_exposed_share(schedule, self.cluster.overlap))
         return hit
 
     @staticmethod
-    def _slot(variants: tuple[tuple[int, int], ...], per_layer: float, output: float) -> float:
+    def _slot(variants: tuple[tuple[tuple[float, float], ...], ...], per_layer: float,
+              output: float) -> float:
         """The slowest rank's compute under the fastest split variant."""
-        return min(max(before * per_layer, last * per_layer + output)
-                   for before, last in variants)
+        return min(max(layers * per_layer + share * output for layers, share in ranks)
+                   for ranks in variants)
 
     def _sharding_times(self, tp: int, pp: int, group: int,
                         per_param: StateBytes) -> tuple[tuple[float, float, float], ...]:
@@ -107,7 +110,7 @@ class Floors:
             chunks, capacity = self.opts.chunks(pp), self.cluster.memory_bytes
             params = self.memo.least_rank_params(tp, pp, chunks)
             most = max(params)
-            grads, weights = most * per_param.gradients, most * per_param.weights
+            grads, weights = most * per_param.gradients, most * per_param.wide_weights
             # The CP x DP group's members are TP ranks apart (placement).
             per_domain = members_per_domain(tp, group, self.cluster.gpus_per_node)
             terms = []

@@ -10,6 +10,9 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.formulas.parallel.schedules import schedule_constraint
+from calculators.formulas.parallel.stages import schedule_layout
+
 if TYPE_CHECKING:
     from calculators.formulas.collectives.achieved import Fabric
     from calculators.formulas.kernels.dense_layer import Machine
@@ -79,13 +82,42 @@ class Options:
     tp_overlap: str = "backward"
     dp_overlap: bool = True
     recompute: str | None = None
-    fp8_activations: bool = False
+    #: Bytes per element of the GEMM inputs kept for the backward: 2 at 16 bits, the
+    #: recipe's narrow format otherwise (formulas.model.recipes).
+    saved_input_bytes: float = 2.0
+    #: Muon: the optimizer step adds Newton-Schulz on whole matrices and the gathers
+    #: that assemble them (formulas.kernels.muon).
+    muon: bool = False
+    #: What is kept in host memory (formulas.parallel.offload.OFFLOAD_MODES).
+    offload: str = "none"
     lean_norms: bool = False
     zero_stage: int | None = None  # None: search the shardings
 
     def chunks(self, pp: int) -> int:
-        """Model chunks per pipeline rank: v for the interleaved schedule, else 1."""
-        return self.virtual_stages if self.schedule == "interleaved" and pp > 1 else 1
+        """Model chunks per pipeline rank: v for the interleaved schedule, 2 for DualPipe
+        (a stage and its mirror's copy) and DualPipeV, else 1 (stages.schedule_layout)."""
+        return schedule_layout(self.schedule, pp, self.virtual_stages)[0]
+
+    def placement(self, pp: int) -> str:
+        """Where a rank's chunks sit (stages.PLACEMENTS)."""
+        return schedule_layout(self.schedule, pp, self.virtual_stages)[1]
+
+    def sends(self, pp: int) -> int:
+        """Pipeline sends per micro-batch on an interior rank, forward + backward: two
+        per chunk a micro-batch runs on it (DualPipe: one of its two copies)."""
+        if pp <= 1:
+            return 0
+        return 2 if self.schedule == "dualpipe" else 2 * self.chunks(pp)
+
+    def runs(self, pp: int, micro_batches: int) -> bool:
+        """Whether the schedule runs ``micro_batches`` per step on ``pp`` ranks
+        (schedules.schedule_constraint: interleaving's m a multiple of p, DualPipe's
+        even p and m >= 2p, DualPipeV's m >= 2p). A layout without a pipeline does not
+        run DualPipe or DualPipeV at all: the planner leaves it out rather than charge it
+        the SMs those schedules reserve for communication."""
+        if pp <= 1 and self.schedule in ("dualpipe", "dualpipev"):
+            return False
+        return not schedule_constraint(self.schedule, pp, micro_batches, self.chunks(pp))
 
     def sp(self, tp: int) -> bool:
         """Whether sequence parallelism runs at this TP size."""

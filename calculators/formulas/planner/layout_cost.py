@@ -123,6 +123,21 @@ def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
     return total, exposed_s, layer.bytes_sent
 
 
+#: Schedules that pair one micro-batch's forward chunk with another's backward chunk
+#: and run the pipeline's sends under them (DeepSeek-V3 report, Sec. 3.2.1: "both
+#: all-to-all and PP communication can be fully hidden").
+OVERLAPPING_SCHEDULES = ("dualpipe", "dualpipev")
+
+
+def pp_exposed_share(schedule: str, overlap: float) -> float:
+    """The share of the pipeline sends' time left on the critical path: all of it for
+    the classic schedules; under DualPipe(V) what the overlap efficiency leaves of it
+    (the sends are far shorter than the paired chunk's compute they hide behind)."""
+    if schedule in OVERLAPPING_SCHEDULES:
+        return 1.0 - min(1.0, max(0.0, overlap))
+    return 1.0
+
+
 def bubble_fraction(schedule: str, stages: int, micro_batches: int, chunks: int) -> float:
     """Idle time over ideal compute time (formulas.parallel.schedules, T_F = T_B = T_W)."""
     if stages <= 1:
@@ -225,7 +240,7 @@ OPTIMIZER_KERNELS = 4
 def optimizer_time_s(params: float, per_param: StateBytes, machine: Machine) -> float:
     """The optimizer step over ``params`` local parameters: memory-bound
     (formulas.kernels.memory_bound.optimizer_step_bytes)."""
-    moved = optimizer_step_bytes(params, per_param.weights, per_param.gradients,
+    moved = optimizer_step_bytes(params, per_param.wide_weights, per_param.gradients,
                                  per_param.optimizer, loss_scaling=machine.loss_scaling)
     return memory_time_s(moved, machine.memory_bandwidth, OPTIMIZER_KERNELS,
                          machine.kernel_overhead_s)

@@ -55,12 +55,14 @@ class Memo:
         return hit
 
     def splits(self, pp: int, chunks: int) -> tuple[StageSplit, ...]:
-        """Every accepted split (stages.split_variants), Llama 3's first; () if none."""
+        """Every accepted split (stages.split_variants), Llama 3's first; () if none.
+        The chunks' placement is the search's schedule's (Options.placement)."""
         key = (pp, chunks)
         hit = self._splits.get(key)
         if hit is None:
             try:
-                hit = split_variants(self.arch.layers, pp, chunks)
+                hit = split_variants(self.arch.layers, pp, chunks,
+                                     self.options.placement(pp))
             except SplitError:
                 hit = ()
             self._splits[key] = hit
@@ -73,7 +75,7 @@ class Memo:
             opts = self.options
             hit = {r: opts.act_bytes / 2.0 * mem.activation_bytes_per_layer(
                 self.arch, micro_batch, tp, opts.sp(tp), r, attention=opts.attention,
-                dropout=opts.dropout, cp=cp, fp8_inputs=opts.fp8_activations,
+                dropout=opts.dropout, cp=cp, input_bytes=opts.saved_input_bytes,
                 lean_norms=opts.lean_norms)
                 for r in ALL_RECOMPUTE_MODES}
             self._per_layer[key] = hit

@@ -82,7 +82,8 @@ def allowed_sizes(arch: Architecture, n: int, global_batch: int, memo: Memo,
     KV heads (Megatron splits whole heads, and each rank needs whole KV heads under GQA);
     the sequence splits into 2 x CP chunks; the layers split into the pipeline's chunks
     (formulas.parallel.stages); DP divides the global batch and the micro-batch a replica's
-    share; the interleaved schedule needs m to be a multiple of PP."""
+    share; the schedule runs m micro-batches on PP ranks (Options.runs: interleaving's
+    m a multiple of PP, DualPipe's even PP and m >= 2 PP, DualPipeV's m >= 2 PP)."""
     out: list[Sizes] = []
     opts = memo.options
     sizes = MICRO_BATCHES if fixed["micro_batch"] is None else (fixed["micro_batch"],)
@@ -103,7 +104,7 @@ def allowed_sizes(arch: Architecture, n: int, global_batch: int, memo: Memo,
                 per_replica = global_batch // d
                 for b in sizes:
                     m = per_replica // b
-                    if per_replica % b or (opts.chunks(p) > 1 and m % p):
+                    if per_replica % b or not opts.runs(p, m):
                         continue
                     out.append((t, c, p, d, b))
     return out

@@ -28,8 +28,8 @@ from calculators.catalogues.link_speeds import (
     scale_up_curve,
 )
 from calculators.formulas.collectives.achieved import LinkCurve
+from calculators.formulas.model.recipes import FP8_RECIPES
 from calculators.inputs.machine import (
-    FP8_CAST_BYTES,
     cluster_for,
     fabric_for,
     gemm_rate,
@@ -268,7 +268,8 @@ def test_machine_precisions() -> None:
         2.0, 0.0, False)
     assert machine_for("h100_sxm", precision="fp16_mixed").loss_scaling
     fp8 = machine_for("h100_sxm", precision="fp8_mixed")
-    assert (fp8.layer_operand_bytes, fp8.quantise_bytes) == (1.0, FP8_CAST_BYTES["tensorwise"])
+    assert (fp8.layer_operand_bytes, fp8.quantise_bytes) == (
+        1.0, FP8_RECIPES["tensorwise"].cast_bytes)
     assert fp8.gemm == bf16.gemm  # attention's and the output layer's GEMMs stay 16-bit
     assert machine_for("h100_sxm", precision="fp32").layer_operand_bytes == 4.0
     assert machine_for("h100_sxm", gradient_bytes=4.0).main_grad_bytes == 4.0

@@ -106,7 +106,7 @@ def test_the_last_stage_sets_the_pace() -> None:
 
 def test_the_searched_layout() -> None:
     r, base = _run("deepseek-v3-search")
-    assert (r.value("tp"), r.value("pp"), r.value("dp"), r.value("ep")) == (1, 4, 512, 64)
+    assert (r.value("tp"), r.value("pp"), r.value("dp"), r.value("ep")) == (1, 4, 512, 32)
     assert r.value("zero_stage") == 1 and r.value("recompute") == "full"
     assert base.split.describe("block").startswith("16 blocks on the first stage")
     layout, _ = _run("deepseek-v3-layout")

@@ -44,7 +44,8 @@ def test_direct_copies_by_enumeration() -> None:
 def _sampled_copies(max_nodes: int, draws: int = 20_000) -> tuple[float, float]:
     """DeepSeek-style dispatch, sampled: the router picks ``max_nodes`` of 8 nodes, then 8
     of their experts; the token crosses IB once per remote node, then NVLink to each
-    expert's GPU unless it is the GPU that received it (same local index)."""
+    GPU holding any of its experts, once, unless it is the GPU that received it (same
+    local index)."""
     rng = random.Random(2412_19437)
     nodes, per_node, per_gpu, g = 8, 32, 4, 8
     intra = inter = 0
@@ -54,7 +55,7 @@ def _sampled_copies(max_nodes: int, draws: int = 20_000) -> tuple[float, float]:
         experts = rng.sample([n * per_node + e for n in chosen for e in range(per_node)], 8)
         gpus = {x // per_gpu for x in experts}
         inter += len({x // g for x in gpus} - {source // g})
-        intra += sum((x // per_gpu) % g != source % g for x in experts)
+        intra += sum(gpu % g != source % g for gpu in gpus)
     return intra / draws, inter / draws
 
 
