@@ -10,12 +10,8 @@ from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.parallel.memory import Breakdown, Strategy, memory_per_gpu, state_bytes
 from calculators.formulas.parallel.sharded_states import gathered_weight_bytes, min_dp_to_fit
 from calculators.formulas.parallel.stages import schedule_layout
-from calculators.inputs.architecture import (
-    ARCHITECTURE_DETAIL,
-    ARCHITECTURE_PARAMS,
-    architecture,
-    check_layout,
-)
+from calculators.inputs.architecture import ARCHITECTURE_DETAIL as DETAIL
+from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture, check_layout
 from calculators.inputs.hardware import GPU_MEMORY_PARAM, accelerator_choices
 from calculators.inputs.memory import (
     ATTENTION_PARAM,
@@ -28,7 +24,7 @@ from calculators.inputs.memory import (
     host_memory_warning,
 )
 from calculators.inputs.parallel import CP_METHOD_PARAM, SCHEDULE_PARAM, VIRTUAL_STAGES_PARAM
-from calculators.inputs.speed import FP8_RECIPE_PARAM
+from calculators.inputs.speed import FP8_RECIPE_PARAM, NARROW_WEIGHTS_PARAM
 from calculators.inputs.training import (
     OPTIMIZER_PARAM,
     PRECISION_PARAM,
@@ -83,7 +79,7 @@ def _model_memory(inputs: Inputs) -> Computed:
                               f"{arch.kv_heads // tp} KV heads per TP rank to divide by cp = {cp}")
     precision = inputs.text("precision")
     per_param = state_bytes(precision, inputs.text("optimizer"), inputs.text("gradients"),
-                            recipe.id)
+                            recipe.id, narrow_weights=inputs.flag("fp8_weights"))
     scale = 2.0 if precision == "fp32" else 1.0
     capacity, usable = gpu_capacity(inputs, gpu), gpu_usable(inputs, gpu)
     params = inputs.opt("params")
@@ -194,7 +190,7 @@ MODEL_MEMORY = Calculator(
     id="model_memory",
     headline=("total_bytes", "fits", "gpu_memory_bytes"),
     advanced=(
-        *ARCHITECTURE_DETAIL,
+        *DETAIL,
         "params",
         "gpu_memory",
         "cp_method",
@@ -234,6 +230,7 @@ MODEL_MEMORY = Calculator(
         ),
         PRECISION_PARAM,
         FP8_RECIPE_PARAM,
+        NARROW_WEIGHTS_PARAM,
         GRADIENTS_PARAM,
         OPTIMIZER_PARAM,
         Param(

@@ -252,4 +252,5 @@ def planner_options(inputs: Inputs) -> Options:
 def planner_state_bytes(inputs: Inputs) -> StateBytes:
     """Bytes per parameter of each model state (formulas.parallel.memory.state_bytes)."""
     return state_bytes(inputs.text("precision"), inputs.text("optimizer"),
-                       inputs.text("gradients"), input_recipe(inputs).id)
+                       inputs.text("gradients"), input_recipe(inputs).id,
+                       narrow_weights=inputs.flag("fp8_weights"))

@@ -67,6 +67,17 @@ FP8_RECIPE_PARAM = Param(
          "at the measured FP8 ceiling (70.9% of the FP8 peak on H100), not twice BF16.",
     advanced=True)
 
+NARROW_WEIGHTS_PARAM = Param(
+    "fp8_weights", "Weights kept in FP8 only", "bool", False,
+    when=When("precision", ("fp8_mixed", "fp4_mixed")),
+    help="On: the model's weights exist only in the narrow format, the optimizer's FP32 "
+         "master copy the only wide one, and ZeRO/FSDP gathers them in it (Megatron-Core "
+         "--fp8-param-gather; Transformer Engine's weights 'stored directly in low "
+         "precision'): FP8 weights take 1 B per parameter instead of 2 + 1, and the "
+         "all-gather half the bytes. Off: the 16-bit weights stay and the recipe's copies "
+         "come on top (Transformer Engine's default).",
+    advanced=True)
+
 ZERO_STAGE_PARAM = Param(
     "zero_stage", "Fix ZeRO stage", "int", None, minimum=0, maximum=3, optional=True,
     placeholder="search",
@@ -126,7 +137,8 @@ COMM_EFFICIENCY_PARAM = Param(
 
 SPEED_PARAMS: tuple[Param, ...] = (
     SEQUENCE_PARALLEL_PARAM, TP_OVERLAP_PARAM, DP_OVERLAP_PARAM, PLANNER_RECOMPUTE_PARAM,
-    ZERO_STAGE_PARAM, LEAN_NORMS_PARAM, FP8_RECIPE_PARAM, ATTENTION_KERNEL_PARAM,
+    ZERO_STAGE_PARAM, LEAN_NORMS_PARAM, FP8_RECIPE_PARAM, NARROW_WEIGHTS_PARAM,
+    ATTENTION_KERNEL_PARAM,
     KERNEL_SPEED_PARAM, NETWORK_PARAM)
 
 __all__ = ["COMM_EFFICIENCY_PARAM", "FP8_RECIPES", "SPEED_PARAMS"]

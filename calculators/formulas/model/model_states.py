@@ -67,12 +67,21 @@ class StateBytes:
 
 
 def state_bytes(precision: str, optimizer: str, gradients: str = "16bit",
-                fp8_recipe: str = "tensorwise") -> StateBytes:
+                fp8_recipe: str = "tensorwise", narrow_weights: bool = False) -> StateBytes:
     """2 + 2 + 12 = 16 B/param for BF16/FP16 mixed precision with AdamW (ZeRO Sec. 3.1);
     18 with FP32 main gradients (Megatron-LM's BF16 default); FP8 and FP4 add their
-    recipe's quantized weight copies (3 + 2 + 12 = 17 with Transformer Engine's FP8)."""
+    recipe's quantized weight copies (3 + 2 + 12 = 17 with Transformer Engine's FP8).
+    ``narrow_weights``: the weights are kept in the narrow format only, the optimizer's
+    FP32 master copy the only wide one (Megatron-Core --fp8-param-gather; TE's
+    "model weights stored directly in low precision"): 1 + 2 + 12 = 15 with FP8, and the
+    ZeRO all-gather moves 1 B per parameter."""
     weights, grads = PRECISION_BYTES[precision]
-    quantized = recipe_for(precision, fp8_recipe).weight_cache_bytes
+    recipe = recipe_for(precision, fp8_recipe)
+    quantized = recipe.weight_cache_bytes
+    if narrow_weights and recipe.narrow:
+        # One quantized copy is the weights; the other orientation is remade each step.
+        weights = recipe.primary_weight_bytes
+        quantized -= weights - 2.0 * recipe.high_precision_share
     if gradients == "fp32":
         grads = 4.0
     master = 0.0 if precision == "fp32" else MASTER_WEIGHT_BYTES

@@ -79,6 +79,15 @@ class Recipe:
         per_copy = self.element_bytes + self.weight_scale_bytes
         return self.weight_copies * per_copy * (1.0 - self.high_precision_share)
 
+    @property
+    def primary_weight_bytes(self) -> float:
+        """Bytes per parameter of the weights when they are kept in the narrow format
+        only (Megatron-Core's --fp8-param-gather, Transformer Engine's FP8 primary
+        weights): one quantized copy, which the ZeRO all-gather moves, plus the share the
+        recipe leaves in BF16."""
+        one = self.element_bytes + self.weight_scale_bytes
+        return (1.0 - self.high_precision_share) * one + 2.0 * self.high_precision_share
+
     def scaling_metadata_bytes(self, gemms: int) -> float:
         """Bytes of per-tensor scaling state for ``gemms`` GEMMs (amax histories and
         scales; TE's delayed scaling): negligible next to the weights, stated so. Block

@@ -175,3 +175,29 @@ def test_the_chapters_fp8_figures_are_the_calculators() -> None:
     assert (f"its step is then {wide:.1f} s against FP8's {narrow:.1f} s: FP8 saves "
             f"{1 - narrow / wide:.1%} of the step on this layout. The faster GEMMs alone save "
             f"{1 - gemms / wide:.1%} (FP8 with full recomputation takes {gemms:.1f} s)") in text
+
+
+def test_weights_kept_in_fp8_only() -> None:
+    # TE's third scenario, weights "stored directly in low precision" with FP32 master
+    # weights in the optimizer (Megatron-Core --fp8-param-gather): 1 + 2 + 12 = 15 B with
+    # FP8; with MXFP8 one copy is the weights, the other orientation remade each step.
+    fp8 = state_bytes("fp8_mixed", "adamw", narrow_weights=True)
+    assert (fp8.weights, fp8.wide_weights, fp8.total) == (1.0, 1.0, 15.0)
+    mx = state_bytes("fp8_mixed", "adamw", fp8_recipe="mxfp8", narrow_weights=True)
+    assert (mx.weights, mx.wide_weights) == (pytest.approx(2 * 33 / 32), pytest.approx(33 / 32))
+    nv = state_bytes("fp4_mixed", "adamw", narrow_weights=True)
+    assert nv.wide_weights == pytest.approx(0.84 * (0.5 + 1 / 256) + 0.16 * 2)
+    assert state_bytes("bf16_mixed", "adamw", narrow_weights=True).weights == 2.0
+    # The planner's ZeRO-3 all-gather moves the FP8 weights: half the 16-bit bytes.
+    layout = {**L70_PLAN, "zero_stage": 3, "dp": 16, "micro_batch": 1, "recompute": "full",
+              "precision": "fp8_mixed"}
+    wide = calculators.compute("parallel_plan", **layout)
+    narrow = calculators.compute("parallel_plan", **layout, fp8_weights=True)
+    wide_w, narrow_w = wide.value("weights_bytes"), narrow.value("weights_bytes")
+    assert isinstance(wide_w, float)
+    assert isinstance(narrow_w, float)
+    assert narrow_w == pytest.approx(wide_w / 3)
+    wide_dp, narrow_dp = wide.value("dp_comm_time"), narrow.value("dp_comm_time")
+    assert isinstance(wide_dp, float)
+    assert isinstance(narrow_dp, float)
+    assert narrow_dp < wide_dp
