@@ -126,7 +126,8 @@ def _model_memory(inputs: Inputs) -> Computed:
             "anything; it has no effect at tp = 1."
         )
     if recipe.narrow:
-        notes.append(recipe_note(recipe, arch.layers))
+        notes.append(recipe_note(recipe, arch.layers,
+                                 narrow_weights=inputs.flag("fp8_weights")))
     if gpu.memory_note and inputs["gpu_memory"] is None:
         notes.append(gpu.memory_note)
     notes.append(

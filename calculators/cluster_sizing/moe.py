@@ -27,10 +27,9 @@ from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe.layers import stand_in
 from calculators.formulas.moe.planner import search
 from calculators.formulas.parallel.memory import state_bytes
-from calculators.inputs.cluster import planner_cluster
+from calculators.inputs.cluster import planner_cluster, planner_state_bytes
 from calculators.inputs.moe import EXPERT_COMM_PARAMS, MOE_ARCHITECTURE_PARAMS, moe_architecture
 from calculators.inputs.moe_planner import MOE_PLANNER_PARAMS, expert_comm, moe_planner_options
-from calculators.inputs.training import input_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -66,9 +65,7 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
         return Plan(num_gpus, stand_in(model, seq), cluster, [], 0)
     tolerance = inputs.num("rank_tolerance")
     try:
-        found = search(model, seq, cluster, state_bytes(inputs.text("precision"),
-                                                      inputs.text("optimizer"),
-                                                      fp8_recipe=input_recipe(inputs).id),
+        found = search(model, seq, cluster, planner_state_bytes(inputs),
                        inputs.whole("global_batch"), comm=expert_comm(inputs),
                        options=moe_planner_options(inputs), micro_batch=micro_batch,
                        tolerance=tolerance)

@@ -19,7 +19,6 @@ from typing import TYPE_CHECKING, Protocol
 from calculators.core.calculator import validate
 from calculators.core.spec import ValidationError
 from calculators.formulas.collectives import costs as comm
-from calculators.formulas.planner.layout import Options
 from calculators.formulas.planner.ranking import RANK_TOLERANCE, preferred
 from calculators.formulas.planner.search import search_near
 from calculators.formulas.planner.sizes import gpu_counts
@@ -27,14 +26,18 @@ from calculators.formulas.sparse.embeddings import table_memory
 from calculators.formulas.sparse.sharding import COMM_BYTES, Network
 from calculators.formulas.sparse.step import MAX_TABLE_BYTES, Job, compare_step
 from calculators.inputs.architecture import architecture
-from calculators.inputs.cluster import PLANNER_PARAMS, planner_cluster, planner_state_bytes
+from calculators.inputs.cluster import (
+    PLANNER_PARAMS,
+    planner_cluster,
+    planner_state_bytes,
+    sizing_options,
+)
 from calculators.inputs.embeddings import (
     DEFAULT_LATENCY_S,
     host_usable_bytes,
     tables_from_inputs,
     usable_gpu_bytes,
 )
-from calculators.inputs.training import input_recipe
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator, Mapping
@@ -106,10 +109,7 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
         return Plan(num_gpus, arch, cluster, [], 0)
     tolerance = inputs.num("rank_tolerance")
     # The recipe's narrow saved inputs and Muon's step, on the search's own defaults.
-    offload = inputs.text("offload")
-    options = Options(saved_input_bytes=input_recipe(inputs).saved_input_bytes,
-                      muon=inputs.text("optimizer") == "muon",
-                      offload="none" if offload == "auto" else offload)
+    options = sizing_options(inputs)
     found = search_near(arch, cluster, planner_state_bytes(inputs),
                         inputs.whole("global_batch"), tolerance=tolerance,
                         micro_batch=micro_batch, act_bytes=4.0 if precision == "fp32" else 2.0,

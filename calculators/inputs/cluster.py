@@ -249,6 +249,15 @@ def planner_options(inputs: Inputs) -> Options:
     )
 
 
+def sizing_options(inputs: Inputs) -> Options:
+    """What cluster_sizing carries into the planner's search: ``planner_options``'
+    recipe, Muon and offload, on the search's defaults for the rest (the sizing has none
+    of parallel_plan's speed inputs)."""
+    chosen = planner_options(inputs)
+    return Options(saved_input_bytes=chosen.saved_input_bytes, muon=chosen.muon,
+                   offload=chosen.offload)
+
+
 def planner_state_bytes(inputs: Inputs) -> StateBytes:
     """Bytes per parameter of each model state (formulas.parallel.memory.state_bytes)."""
     return state_bytes(inputs.text("precision"), inputs.text("optimizer"),

@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues.hardware import ACCELERATORS, PRECISIONS, Accelerator, Precision
 from calculators.core.spec import Choice, Param
+from calculators.formulas.model.recipes import recipe_for
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -125,10 +126,8 @@ def narrow_mfu_note(inputs: Inputs, gpu: Accelerator, mfu: float) -> str | None:
     """Where the layers' GEMMs run narrower than the peak the MFU divides by (an FP8 or
     NVFP4 run against the BF16 peak): the same run's MFU against the narrow peak, so
     that a figure near or above 100% reads as the convention it is."""
-    precision = inputs.text("precision")
-    narrows: dict[str, Precision] = {"fp8_mixed": "fp8", "fp4_mixed": "fp4"}
-    narrow = narrows.get(precision)
-    if narrow is None or inputs.opt("peak_flops"):
+    narrow = recipe_for(inputs.text("precision")).gemm_format
+    if narrow == "bf16" or inputs.opt("peak_flops"):
         return None
     basis = gpu.precision_used(peak_precision(inputs))
     used = gpu.precision_used(narrow)

@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.core.spec import Choice, Param, ValidationError
-from calculators.formulas.planner.layout_cost import OVERLAPPING_SCHEDULES
+from calculators.formulas.parallel.schedules import DUAL_SCHEDULES
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -68,9 +68,17 @@ def reserved_sms(inputs: Inputs, sms: int) -> int:
     ValidationError when that leaves none."""
     chosen = inputs["comm_sms"]
     if chosen is None:
-        return DEEPSEEK_COMM_SMS if inputs.text("schedule") in OVERLAPPING_SCHEDULES else 0
+        return DEEPSEEK_COMM_SMS if inputs.text("schedule") in DUAL_SCHEDULES else 0
     reserved = int(chosen)
     if reserved >= sms:
         raise ValidationError("comm_sms", f"{reserved} SMs reserved for communication "
                               f"leave none of this GPU's {sms} to compute")
     return reserved
+
+
+def check_pipeline_for_schedule(inputs: Inputs, pp: int | None) -> None:
+    """DualPipe and DualPipeV need a pipeline: a reader who fixes pp = 1 with either is
+    told so (a search leaves such layouts out, planner.layout.Options.runs)."""
+    if pp == 1 and inputs.text("schedule") in DUAL_SCHEDULES:
+        raise ValidationError("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or "
+                              "more, or leave it blank")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from calculators.catalogues import hardware
 from calculators.core.spec import Choice, Param, When
-from calculators.formulas.model.recipes import FP8_RECIPES
+from calculators.formulas.model.recipes import FP8_RECIPES, LOW_PRECISIONS
 
 SEQUENCE_PARALLEL_PARAM = Param(
     "sequence_parallel", "Sequence parallelism", "bool", True,
@@ -69,7 +69,7 @@ FP8_RECIPE_PARAM = Param(
 
 NARROW_WEIGHTS_PARAM = Param(
     "fp8_weights", "Weights kept in FP8 only", "bool", False,
-    when=When("precision", ("fp8_mixed", "fp4_mixed")),
+    when=When("precision", LOW_PRECISIONS),
     help="On: the model's weights exist only in the narrow format, the optimizer's FP32 "
          "master copy the only wide one, and ZeRO/FSDP gathers them in it (Megatron-Core "
          "--fp8-param-gather; Transformer Engine's weights 'stored directly in low "

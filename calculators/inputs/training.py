@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 
 from calculators.core.spec import Choice, Param, ValidationError
 from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, FLOP_COUNTS
-from calculators.formulas.model.recipes import BF16, FP8_RECIPES, NVFP4, Recipe, recipe_for
+from calculators.formulas.model.recipes import RECIPES, Recipe, recipe_for
 from calculators.inputs.machine import recipe_support
 
 if TYPE_CHECKING:
@@ -188,26 +188,38 @@ def checked_recipe(inputs: Inputs, accelerator: str) -> Recipe:
     """``input_recipe``, refused with the reason where the accelerator cannot run it
     (MXFP8 and NVFP4 need Blackwell's block-scaled tensor cores)."""
     recipe = input_recipe(inputs)
-    refusal = recipe_support(accelerator, recipe)
-    if refusal:
-        raise ValidationError("fp8_recipe" if recipe.gemm_format == "fp8" else "precision",
-                              refusal)
+    return _supported(recipe, accelerator,
+                      "fp8_recipe" if recipe.gemm_format == "fp8" else "precision")
+
+
+def _supported(recipe: Recipe, accelerator: str, blame: str) -> Recipe:
+    """``recipe``, or a ValidationError on the input ``blame`` naming why the accelerator
+    cannot run it (inputs.machine.recipe_support)."""
+    if refusal := recipe_support(accelerator, recipe):
+        raise ValidationError(blame, refusal)
     return recipe
 
 
-def recipe_note(recipe: Recipe, layers: int, gemms_per_layer: int = 4) -> str:
+def recipe_note(recipe: Recipe, layers: int, gemms_per_layer: int = 4, *,
+                narrow_weights: bool = False) -> str:
     """What a low-precision recipe changed in the memory count, in words: the weight
-    copies per parameter, the bytes of a saved GEMM input, what stays 16-bit and the
-    scaling state (``gemms_per_layer`` quantized GEMMs per layer: QKV, the attention
-    output and two MLP matrices, Megatron-LM's fused layout)."""
+    copies per parameter (or, with ``narrow_weights``, the narrow weights that replace
+    the 16-bit ones), the bytes of a saved GEMM input, what stays 16-bit and the scaling
+    state (``gemms_per_layer`` quantized GEMMs per layer: QKV, the attention output and
+    two MLP matrices, Megatron-LM's fused layout)."""
     metadata = recipe.scaling_metadata_bytes(layers * gemms_per_layer)
     kept = (f" The share the recipe leaves in BF16 ({recipe.high_precision_share:.0%} of "
             "the linear layers) keeps 2 B." if recipe.high_precision_share else "")
     state = (f" Scaling state: {metadata / 2**20:,.1f} MiB of amax histories."
              if metadata else " Scales: counted per element above.")
-    return (f"{recipe.label}: the 16-bit weights stay (the optimizer updates them) and "
-            f"{recipe.weight_cache_bytes:.3g} B per parameter of quantized copies come "
-            f"on top ({recipe.weight_copies} kept from forward to backward); the GEMMs' "
+    weights = (f"the weights are kept in it only, {recipe.primary_weight_bytes:.3g} B per "
+               "parameter, updated through the optimizer's FP32 master copy"
+               + (" (the other orientation remade each step)" if recipe.weight_copies > 1
+                  else "") if narrow_weights else
+               f"the 16-bit weights stay (the optimizer updates them) and "
+               f"{recipe.weight_cache_bytes:.3g} B per parameter of quantized copies come "
+               f"on top ({recipe.weight_copies} kept from forward to backward)")
+    return (f"{recipe.label}: {weights}; the GEMMs' "
             f"saved inputs take {recipe.saved_input_bytes:.3g} B per element instead of "
             f"2.{kept} Attention, norms, embedding, output layer and router stay 16-bit, "
             f"gradients and master weights as chosen.{state}")
@@ -216,9 +228,8 @@ def recipe_note(recipe: Recipe, layers: int, gemms_per_layer: int = 4) -> str:
 def gemm_recipe_param(default: str) -> Param:
     """The recipe of a calculator with no precision input (moe_step): BF16 GEMMs or one of
     formulas.model.recipes, by id."""
-    recipes = (BF16, *FP8_RECIPES.values(), NVFP4)
     return Param("gemm_recipe", "GEMM precision recipe", "choice", default,
-                 choices=tuple(Choice(r.id, r.label) for r in recipes),
+                 choices=tuple(Choice(r.id, r.label) for r in RECIPES.values()),
                  help="The layers' matrix multiplies and what they keep: BF16; FP8 per-tensor "
                       "(Transformer Engine); FP8 blockwise (DeepSeek-V3, Sec. 3.3.2); MXFP8 "
                       "or NVFP4 on Blackwell. The narrow ones add quantized weight copies on "
@@ -227,7 +238,4 @@ def gemm_recipe_param(default: str) -> Param:
 
 def recipe_by_id(recipe_id: str, accelerator: str) -> Recipe:
     """``gemm_recipe_param``'s recipe, refused where the accelerator cannot run it."""
-    recipe = {r.id: r for r in (BF16, *FP8_RECIPES.values(), NVFP4)}[recipe_id]
-    if refusal := recipe_support(accelerator, recipe):
-        raise ValidationError("gemm_recipe", refusal)
-    return recipe
+    return _supported(RECIPES[recipe_id], accelerator, "gemm_recipe")

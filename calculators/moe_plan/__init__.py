@@ -29,7 +29,7 @@ from calculators.inputs.moe_planner import (
     expert_comm,
     moe_planner_options,
 )
-from calculators.inputs.parallel import reserved_sms
+from calculators.inputs.parallel import check_pipeline_for_schedule, reserved_sms
 from calculators.moe_plan.notes import GB, expert_dp, explain, row
 
 if TYPE_CHECKING:
@@ -58,9 +58,7 @@ def _fixed(inputs: Inputs, routed_experts: int) -> dict[str, int | None]:
     if ep is not None and routed_experts % ep:
         raise Invalid("ep", f"expert parallel size {ep} must divide the {routed_experts} "
                             "routed experts (whole experts per GPU)")
-    if fixed["pp"] == 1 and inputs.text("schedule") in ("dualpipe", "dualpipev"):
-        raise Invalid("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or more, or "
-                            "leave it blank")
+    check_pipeline_for_schedule(inputs, fixed["pp"])
     return fixed
 
 

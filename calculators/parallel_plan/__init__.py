@@ -27,7 +27,7 @@ from calculators.inputs.cluster import (
 )
 from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
-from calculators.inputs.parallel import reserved_sms
+from calculators.inputs.parallel import check_pipeline_for_schedule, reserved_sms
 from calculators.parallel_plan.notes import GB, explain, row, time_per_layer
 
 
@@ -48,9 +48,7 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
     for name, size in (("tp", tp), ("cp", cp), ("pp", pp), ("dp", dp)):
         if size is not None and n % size:
             raise ValidationError(name, f"{name} = {size} does not divide num_gpus = {n}")
-    if pp == 1 and inputs.text("schedule") in ("dualpipe", "dualpipev"):
-        raise ValidationError("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or "
-                              "more, or leave it blank")
+    check_pipeline_for_schedule(inputs, pp)
     return fixed
 
 

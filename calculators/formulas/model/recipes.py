@@ -153,6 +153,8 @@ NVFP4 = Recipe(
            "rounding of gradients, about 16% of linear layers in BF16.")
 
 FP8_RECIPES: dict[str, Recipe] = {r.id: r for r in (FP8_TENSORWISE, FP8_BLOCKWISE, MXFP8)}
+#: Every recipe by id, BF16 first (what a calculator with no precision input offers).
+RECIPES: dict[str, Recipe] = {r.id: r for r in (BF16, *FP8_RECIPES.values(), NVFP4)}
 #: The precision inputs whose GEMMs a recipe quantizes.
 LOW_PRECISIONS = ("fp8_mixed", "fp4_mixed")
 

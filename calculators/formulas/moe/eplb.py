@@ -23,9 +23,12 @@ from __future__ import annotations
 
 import heapq
 import math
-from statistics import NormalDist
 
-from calculators.formulas.moe.step_costs import busiest_load_factor, gpu_load_cv
+from calculators.formulas.moe.step_costs import (
+    busiest_load_factor,
+    expected_normal_order_statistic,
+    gpu_load_cv,
+)
 
 
 def _check(condition: bool, message: str) -> None:
@@ -39,9 +42,8 @@ def largest_load_per_copy(load_cv: float, experts: int, redundant: int) -> float
     expected j-th largest of E normal loads: 1 + cv Phi^-1((E - j + 1 - 0.375)/(E + 0.25))
     (Blom 1958); only the R + 1 largest can matter."""
     _check(load_cv >= 0 and experts >= 1 and redundant >= 0, "cv >= 0, experts >= 1, R >= 0")
-    normal = NormalDist()
     top = min(experts, redundant + 1)
-    loads = [1.0 + load_cv * normal.inv_cdf((experts - j + 1 - 0.375) / (experts + 0.25))
+    loads = [1.0 + load_cv * expected_normal_order_statistic(experts, j)
              for j in range(1, top + 1)]
     heap = [(-load, load, 1) for load in loads]  # by load per copy, largest first
     heapq.heapify(heap)

@@ -270,10 +270,16 @@ def activation_bytes_per_gpu(
 def expected_max_standard_normal(count: int) -> float:
     """Expected largest of ``count`` independent standard normals, by Blom's (1958)
     approximation Phi^-1((n - 0.375)/(n + 0.25)), within about 1% for n >= 8; 0 for one."""
-    _check(count >= 1, "count must be >= 1")
+    return expected_normal_order_statistic(count, 1)
+
+
+def expected_normal_order_statistic(count: int, rank: int) -> float:
+    """Expected ``rank``-th largest of ``count`` independent standard normals, Blom's
+    (1958) approximation Phi^-1((n - j + 1 - 0.375)/(n + 0.25)); 0 for the one of one."""
+    _check(count >= 1 and 1 <= rank <= count, "count >= 1 and 1 <= rank <= count")
     if count == 1:
         return 0.0
-    return NormalDist().inv_cdf((count - 0.375) / (count + 0.25))
+    return NormalDist().inv_cdf((count - rank + 1 - 0.375) / (count + 0.25))
 
 
 def gpu_load_cv(expert_load_cv: float, experts_per_gpu: int) -> float:

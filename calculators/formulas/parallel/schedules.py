@@ -18,6 +18,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+#: The schedules that feed micro-batches from both ends and pair one micro-batch's
+#: forward chunk with another's backward, hiding the pipeline's and the experts' traffic
+#: under it (DeepSeek-V3 report, Sec. 3.2.1; deepseek-ai/DualPipe).
+DUAL_SCHEDULES = ("dualpipe", "dualpipev")
+
 
 @dataclass(frozen=True)
 class PassTimes:
@@ -250,14 +255,14 @@ def schedule_constraint(name: str, stages: int, micro_batches: int,
         return f"DualPipe needs an even number of pipeline stages, got {stages}"
     if name == "dualpipe" and micro_batches % 2:
         return f"DualPipe needs an even number of micro-batches per step, got {micro_batches}"
-    if name in ("dualpipe", "dualpipev") and micro_batches < 2 * stages:
+    if name in DUAL_SCHEDULES and micro_batches < 2 * stages:
         label = "DualPipe" if name == "dualpipe" else "DualPipeV"
         return (f"{label} needs at least twice as many micro-batches per step as pipeline "
                 f"ranks ({2 * stages} for {stages}), got {micro_batches}")
     return ""
 
 
-SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2", "dualpipe", "dualpipev")
+SCHEDULES = ("1f1b", "interleaved", "zb_h1", "zb_h2", *DUAL_SCHEDULES)
 
 
 def schedule_cost(name: str, stages: int, micro_batches: int, *, virtual_stages: int = 2,

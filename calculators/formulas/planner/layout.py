@@ -10,7 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from calculators.formulas.parallel.schedules import schedule_constraint
+from calculators.formulas.parallel.schedules import DUAL_SCHEDULES, schedule_constraint
 from calculators.formulas.parallel.stages import schedule_layout
 
 if TYPE_CHECKING:
@@ -115,7 +115,7 @@ class Options:
         even p and m >= 2p, DualPipeV's m >= 2p). A layout without a pipeline does not
         run DualPipe or DualPipeV at all: the planner leaves it out rather than charge it
         the SMs those schedules reserve for communication."""
-        if pp <= 1 and self.schedule in ("dualpipe", "dualpipev"):
+        if pp <= 1 and self.schedule in DUAL_SCHEDULES:
             return False
         return not schedule_constraint(self.schedule, pp, micro_batches, self.chunks(pp))
 

@@ -25,7 +25,7 @@ from calculators.formulas.collectives import achieved
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.kernels.memory_bound import memory_time_s, optimizer_step_bytes
 from calculators.formulas.parallel import context_parallel as cpar
-from calculators.formulas.parallel.schedules import schedule_cost
+from calculators.formulas.parallel.schedules import DUAL_SCHEDULES, schedule_cost
 
 if TYPE_CHECKING:
     from calculators.formulas.collectives.costs import Collective
@@ -126,7 +126,7 @@ def cp_layer_time(arch: Architecture, cache: CollectiveCache, *, method: str,
 #: Schedules that pair one micro-batch's forward chunk with another's backward chunk
 #: and run the pipeline's sends under them (DeepSeek-V3 report, Sec. 3.2.1: "both
 #: all-to-all and PP communication can be fully hidden").
-OVERLAPPING_SCHEDULES = ("dualpipe", "dualpipev")
+OVERLAPPING_SCHEDULES = DUAL_SCHEDULES
 
 
 def pp_exposed_share(schedule: str, overlap: float) -> float:

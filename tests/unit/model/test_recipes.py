@@ -188,6 +188,11 @@ def test_weights_kept_in_fp8_only() -> None:
     nv = state_bytes("fp4_mixed", "adamw", narrow_weights=True)
     assert nv.wide_weights == pytest.approx(0.84 * (0.5 + 1 / 256) + 0.16 * 2)
     assert state_bytes("bf16_mixed", "adamw", narrow_weights=True).weights == 2.0
+    # model_memory's note says the 16-bit weights are gone, not that they stay.
+    note = next(n for n in calculators.compute(
+        "model_memory", precision="fp8_mixed", gpu="h100_sxm", fp8_weights=True
+    ).computed.notes if n.startswith("FP8, per-tensor"))
+    assert "kept in it only, 1 B per parameter" in note and "16-bit weights stay" not in note
     # The planner's ZeRO-3 all-gather moves the FP8 weights: half the 16-bit bytes.
     layout = {**L70_PLAN, "zero_stage": 3, "dp": 16, "micro_batch": 1, "recompute": "full",
               "precision": "fp8_mixed"}
