@@ -19,6 +19,7 @@ import calculators
 from bigmodel_guide import bundle
 from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
+from bigmodel_guide.hardware_page import HARDWARE_PATH, hardware_markdown
 from bigmodel_guide.reference import REFERENCE_INDEX, reference_nav, reference_pages
 from bigmodel_guide.render import FoldedInputError, render_widget
 from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
@@ -120,6 +121,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         except RunFailedError as err:
             raise PluginError(f"a published measured run cannot be predicted: {err}") from None
         files.append(File.generated(config, VALIDATION_PATH, content=validation))
+        files.append(File.generated(config, HARDWARE_PATH, content=hardware_markdown()))
         for path, content in widget_files(self._env, calculators.REGISTRY).items():
             files.append(File.generated(config, path, content=content))
         return files

@@ -184,5 +184,6 @@ def render_widget(
         unit_labels=UNIT_LABELS,
         parsed=result.parsed(),
         presets=choices,
+        takes_config=presets.describes_models(calc),
     )
     return LAZY_OPEN + _INDENT_BEFORE_TAG.sub("\n<", html) + LAZY_CLOSE

@@ -7,8 +7,9 @@ cited), ``catalogues/`` the data with sources, ``inputs/`` the input declaration
 several calculators share, and every other module is one calculator, named by its id.
 Imports point one way: calculator -> inputs, formulas, catalogues -> core.
 
-This module is the public API: ``compute``, ``get``, ``REGISTRY``, ``ValidationError``
-and the ``presets`` catalogue (what ``core``'s command line and bridge reach).
+This module is the public API: ``compute``, ``get``, ``REGISTRY``, ``ValidationError``,
+the ``presets`` catalogue and ``import_config`` (a Hugging Face config.json read into a
+calculator's inputs): what ``core``'s command line and bridge reach.
 """
 
 from __future__ import annotations
@@ -17,12 +18,13 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import presets
 from calculators.core.spec import ValidationError
+from calculators.inputs.hf_config import apply_config as import_config
 from calculators.registry import REGISTRY
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Calculator, Result
 
-__all__ = ["REGISTRY", "ValidationError", "compute", "get", "presets"]
+__all__ = ["REGISTRY", "ValidationError", "compute", "get", "import_config", "presets"]
 
 
 def get(calc_id: str) -> Calculator:

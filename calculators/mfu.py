@@ -13,7 +13,7 @@ from calculators.core.calculator import Calculator, Computed, Inputs
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.architecture import matmul_params
 from calculators.formulas.model.flops import (
-    dense_attention_flops,
+    counted_mixing_flops,
     dense_model_flops_per_token,
     flop_count,
     recompute_flops_per_token,
@@ -28,6 +28,7 @@ from calculators.inputs.hardware import (
     peak_flops,
     peak_note,
 )
+from calculators.inputs.layer_mix import DOCUMENT_DETAIL, DOCUMENT_PARAMS
 from calculators.inputs.training import FLOP_COUNT_PARAM, RECOMPUTE_PARAM
 
 
@@ -49,7 +50,7 @@ def _mfu(inputs: Inputs) -> Computed:
     count = flop_count(inputs.text("flop_count"))
     model = dense_model_flops_per_token(arch, count, params)
     hardware_flops = model + recompute_flops_per_token(arch, inputs.text("recompute"), count)
-    attention = count.attention_share * dense_attention_flops(arch)
+    attention = counted_mixing_flops(arch, count)
     notes.append(
         f"Model FLOPs per token counted as {count.describe()}. N = "
         f"{units.format_value(params, 'param', 'count')} "
@@ -87,6 +88,7 @@ MFU = Calculator(
     headline=("mfu", "hfu", "tokens_per_second"),
     advanced=(
         *ARCHITECTURE_DETAIL,
+        *DOCUMENT_DETAIL,
         "params",
         "tokens_per_second",
     ),
@@ -96,6 +98,7 @@ MFU = Calculator(
     chapter="dense.md",
     params=(
         *ARCHITECTURE_PARAMS,
+        *DOCUMENT_PARAMS,
         Param(
             "params",
             "Parameters N (override)",

@@ -6,10 +6,10 @@ from __future__ import annotations
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output
 from calculators.formulas.model.architecture import (
-    attention_params,
     embedding_params,
     layer_params,
     megatron_params,
+    mixer_params,
     mlp_params,
     norm_params,
     total_params,
@@ -23,9 +23,10 @@ def _model_params(inputs: Inputs) -> Computed:
     eq2 = megatron_params(arch.layers, arch.hidden, arch.vocab, arch.seq_len)
     n = arch.layers
     rows = [
-        ("Attention (all layers)", n * attention_params(arch)),
+        ("Attention and linear mixers (all layers)",
+         sum(arch.mix.count(n, kind) * mixer_params(arch, kind) for kind in "FSL")),
         ("MLP (all layers)", n * mlp_params(arch)),
-        ("Norms (all layers + final)", (2 * n + 1) * norm_params(arch)),
+        ("Norms (all layers + final)", (arch.norms_per_layer * n + 1) * norm_params(arch)),
         ("Token embedding", arch.vocab * arch.hidden),
         ("Position embedding", arch.seq_len * arch.hidden if arch.learned_positions else 0),
         ("Output layer (untied)", 0 if arch.tied_embeddings else arch.vocab * arch.hidden),

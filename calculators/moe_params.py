@@ -9,10 +9,10 @@ from calculators.core.spec import Output
 from calculators.formulas.moe.architecture import (
     active_matmul_params,
     active_params,
-    attention_params,
     dense_layer_params,
     embedding_params,
     expert_params,
+    mixers_params,
     moe_layer_active_params,
     moe_layer_params,
     mtp_params,
@@ -41,8 +41,8 @@ def _moe_params(inputs: Inputs) -> Computed:
     dense_ffn = ffn_params(model.hidden, model.dense_ffn, gated=model.gated_mlp)
     head = output_head_params(model)
     rows = [
-        ("Attention (all layers)", model.layers * attention_params(model),
-         model.layers * attention_params(model)),
+        ("Attention and linear mixers (all layers)", mixers_params(model),
+         mixers_params(model)),
         ("Routed experts", moe_n * model.routed_experts * expert_params(model),
          moe_n * k * expert_params(model)),
         ("Shared experts", moe_n * shared_expert_params(model),

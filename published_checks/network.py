@@ -7,12 +7,13 @@ tolerance is zero: one switch off is a different design, not a rounding.
 
 from __future__ import annotations
 
-from calculators.catalogues import fabrics, hardware
+from calculators.catalogues import fabrics, hardware, switches
 from published_checks import Check
 
 _EXACT = "a count of switches or hosts: it must match exactly"
 _AL_FARES_URL = "https://dl.acm.org/doi/10.1145/1402958.1402967"
 _DEEPSEEK_URL = "https://arxiv.org/abs/2505.09343"
+_HPN_URL = "https://doi.org/10.1145/3651890.3672265"
 
 
 def _inputs(fabric_id: str) -> dict[str, float | int | str]:
@@ -21,15 +22,31 @@ def _inputs(fabric_id: str) -> dict[str, float | int | str]:
     return {"num_gpus": ref.num_gpus, "gpus_per_node": ref.gpus_per_node,
             "nics_per_node": ref.nics_per_node, "nic_port_bandwidth": ref.nic_bytes_per_s,
             "switch_radix": ref.radix, "switch_port_bandwidth": ref.port_bytes_per_s,
-            "topology": ref.topology}
+            "topology": ref.topology, "leaf_oversubscription": ref.leaf_oversubscription,
+            **({} if ref.planes is None else {"planes": ref.planes})}
 
 
 def _switches(check_id: str, fabric_id: str, claim: str, published: int, *,
-              url: str = "") -> Check:
+              url: str = "", output: str = "switches") -> Check:
     return Check(id=check_id, chapter="network.md", claim=claim,
                  source=fabrics.get(fabric_id).source, url=url,
-                 calculator="fabric_sizing", inputs=_inputs(fabric_id), output="switches",
+                 calculator="fabric_sizing", inputs=_inputs(fabric_id), output=output,
                  published=published, rel_tol=0.0, why_tolerance=_EXACT)
+
+
+def _two_tier_limit(check_id: str, switch_id: str, claim: str, published: int, *,
+                    arithmetic: str, nic: str = "400Gb/s", planes: int = 1) -> Check:
+    """Two non-blocking rail-optimised tiers of a catalogued switch: k^2/2 GPUs."""
+    switch = switches.get(switch_id)
+    return Check(
+        id=check_id, chapter="network.md", claim=claim,
+        source=f"{switch.source}. Derivation: a spine port per leaf, k leaves of k/2 "
+               f"endpoints, {arithmetic}",
+        calculator="fabric_sizing",
+        inputs={"num_gpus": published, "switch": switch_id, "nic_port_bandwidth": nic,
+                **({"planes": planes} if planes > 1 else {})},
+        output="max_gpus_two_tiers", published=published, rel_tol=0.0,
+        why_tolerance=_EXACT, derived=True)
 
 
 CHECKS: tuple[Check, ...] = (
@@ -100,11 +117,34 @@ CHECKS: tuple[Check, ...] = (
                "spine port per leaf, k leaves of k/2 hosts, 128 x 64 = 8,192",
         url="https://docs.nvidia.com/networking/display/sn5000/data+interfaces",
         calculator="fabric_sizing",
-        inputs={"num_gpus": 8192, "switch_radix": fabrics.SWITCHES["sn5600_400g"].radix,
-                "switch_port_bandwidth": fabrics.SWITCHES["sn5600_400g"].port_bytes_per_s},
+        inputs={"num_gpus": 8192, "switch": "sn5600_400g"},
         output="max_gpus_two_tiers", published=8_192, rel_tol=0.0, why_tolerance=_EXACT,
         derived=True,
     ),
+    _two_tier_limit(
+        "switch-51t-800g-two-tier-limit", "sn5600_800g",
+        "The same 51.2 Tb/s chip run as 64 ports of 800G, one 800G NIC per GPU: two tiers "
+        "hold k²/2 = 2,048 GPUs", 2_048, arithmetic="64 x 32 = 2,048", nic="800Gb/s"),
+    _two_tier_limit(
+        "switch-51t-800g-nic-two-planes-limit", "sn5600_400g",
+        "An 800G NIC split into two 400G ports on two planes of 128-port 51.2 Tb/s "
+        "switches: two tiers hold 8,192 GPUs at 800G each", 8_192,
+        arithmetic="128 x 64 = 8,192 per plane, each GPU one port on each of 2 planes",
+        nic="800Gb/s", planes=2),
+    _two_tier_limit(
+        "switch-102t-two-tier-limit", "tomahawk6_200g",
+        "A 102.4 Tb/s switch at 200G: 512 ports, so a 400G NIC split over two planes "
+        "puts k²/2 = 131,072 GPUs on two tiers", 131_072,
+        arithmetic="512 x 256 = 131,072 per plane, each GPU one 200G port on each of 2 "
+                   "planes", planes=2),
+    _switches("alibaba-hpn-pod-tors", "alibaba_hpn_pod",
+              "Alibaba HPN pod: 15 segments of 16 ToRs (8 rails x 2 ToRs), two planes of "
+              "200G ports, 15,360 GPUs on two tiers", 240, url=_HPN_URL,
+              output="leaf_switches"),
+    _switches("alibaba-hpn-pod-aggregation", "alibaba_hpn_pod",
+              "Alibaba HPN pod: 60 aggregation switches in each of the two planes (60 divides "
+              "a ToR's 120 uplink ports; 57 would hold them)", 120, url=_HPN_URL,
+              output="spine_switches"),
     Check(
         id="superpod-h100-3su-spines",
         chapter="network.md",

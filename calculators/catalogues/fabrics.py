@@ -1,13 +1,18 @@
 """Published fabric designs with the counts their sources print, for checking
 :func:`calculators.formulas.fabric.sizing.size_fabric` and as presets.
 
-Each entry gives the inputs (cluster and switch) and the published counts; a count the
-source does not print is ``None``. Speeds are bytes/s per direction: 400 Gb/s = 50e9.
+Each entry gives the inputs (cluster, switch, planes, leaf ratio) and the published
+counts; a count the source does not print is ``None``. Speeds are bytes/s per
+direction: 400 Gb/s = 50e9. A ``derived`` entry is a construction, not a printed table:
+its counts follow from the radix (k^2/2 endpoints on two tiers), and it is checked as a
+derivation.
 """
 
 from __future__ import annotations
 
 from dataclasses import dataclass
+
+from calculators.catalogues import switches as switch_catalogue
 
 NDR_BYTES_PER_S = 400e9 / 8  # InfiniBand NDR, 400 Gb/s per port
 XDR_BYTES_PER_S = 800e9 / 8  # InfiniBand XDR, 800 Gb/s per port
@@ -21,6 +26,15 @@ B300_XDR_RA = ("NVIDIA DGX SuperPOD Reference Architecture, DGX B300 with XDR, D
 DEEPSEEK = ("Zhao et al., 'Insights into DeepSeek-V3: Scaling Challenges and Reflections on "
             "Hardware for AI Architectures', ISCA 2025 (arXiv:2505.09343), Sec. 5, "
             "topology comparison table (figures read through a secondary summary)")
+HPN = ("Qian et al., 'Alibaba HPN: A Data Center Network for Large Language Model "
+       "Training', SIGCOMM 2024: Sec. 3 and Figure 7 (hosts of 8 GPUs with 8 backend NICs "
+       "of 2 x 200 Gb/s, each port on its own ToR; 16 ToRs and 1,024 active GPUs per "
+       "segment), Sec. 5.1 (a 51.2 Tb/s ToR: 128 active + 8 backup 200G ports down, 60 x "
+       "400G up, 1.067:1), Sec. 6 and Table 1 (dual plane, 60 aggregation switches per "
+       "plane, 15 segments: 15,360 GPUs on two tiers; 15:1 towards the core)")
+TWO_TIER_RULE = ("Construction: a spine port per leaf, so two non-blocking tiers hold k "
+                 "leaves of k/2 endpoints (k^2/2) on 3k/2 switches per plane, the two-tier "
+                 "case of Al-Fares et al. 2008, Sec. 3; the switch as the catalogue gives it")
 AL_FARES = ("Al-Fares, Loukissas, Vahdat, 'A Scalable, Commodity Data Center Network "
             "Architecture', SIGCOMM 2008, Sec. 3")
 
@@ -46,6 +60,11 @@ class ReferenceFabric:
     leaf_spine_links: int | None = None
     spine_core_links: int | None = None
     note: str = ""
+    #: Independent planes the NIC ports are divided among (None: the topology's own).
+    planes: int | None = None
+    #: The leaf's down:up ratio as built (1 = non-blocking).
+    leaf_oversubscription: float = 1.0
+    derived: bool = False
 
 
 def _h100(su: int, nodes: int, leaf: int, spine: int, *, compute_ufm: int,
@@ -121,6 +140,32 @@ REFERENCE_FABRICS: tuple[ReferenceFabric, ...] = (
         gpus_per_node=1, nics_per_node=1, nic_bytes_per_s=1e9 / 8, radix=48,
         port_bytes_per_s=1e9 / 8, switches=2880,
         note="48-port GigE switches: k^3/4 = 27,648 hosts on 5k^2/4 = 2,880 switches."),
+    ReferenceFabric(
+        id="alibaba_hpn_pod", source=HPN, topology="rail_optimized", num_gpus=15_360,
+        gpus_per_node=8, nics_per_node=8, nic_bytes_per_s=400e9 / 8, radix=256,
+        port_bytes_per_s=200e9 / 8, planes=2, leaf_oversubscription=128 / 120,
+        leaf=240, spine=120, host_links=30_720,
+        note="Counted in 200G ports: the 51.2 Tb/s ToR is 256 of them (136 down, 60 x 400G "
+             "up = 120), so each 400G uplink counts as two links and the switch-to-switch "
+             "link and optics counts are twice the paper's cables. The 8 backup hosts per "
+             "ToR are left out; each aggregation switch (the spine) uses 240 of its 256 "
+             "ports, the other 16 (8 x 400G) being the ones the paper turns to the core."),
+    *(ReferenceFabric(
+        id=fabric_id, source=f"{TWO_TIER_RULE} ({s.name})", topology="rail_optimized",
+        num_gpus=s.radix**2 // 2, gpus_per_node=8, nics_per_node=8,
+        nic_bytes_per_s=nic_gbps * 1e9 / 8, radix=s.radix, port_bytes_per_s=s.port_bytes_per_s,
+        planes=planes, leaf=s.radix * planes, spine=s.radix // 2 * planes,
+        host_links=s.radix**2 // 2 * planes, leaf_spine_links=s.radix**2 // 2 * planes,
+        derived=True,
+        note="Non-blocking, rail-optimised, every spine port used; a NIC faster than a "
+             "port is split over the planes, one port on each.")
+      for fabric_id, s, nic_gbps, planes in (
+          ("rail_2tier_51t_400g", switch_catalogue.SWITCHES["sn5600_400g"], 400, 1),
+          ("rail_2tier_51t_800g", switch_catalogue.SWITCHES["sn5600_800g"], 800, 1),
+          ("rail_2tier_51t_800g_nic_2_planes", switch_catalogue.SWITCHES["sn5600_400g"], 800,
+           2),
+          ("rail_2tier_102t_400g_nic_2_planes", switch_catalogue.SWITCHES["tomahawk6_200g"],
+           400, 2))),
 )
 
 
@@ -131,45 +176,6 @@ def get(fabric_id: str) -> ReferenceFabric:
             return fabric
     choices = ", ".join(f.id for f in REFERENCE_FABRICS)
     raise ValueError(f"unknown reference fabric {fabric_id!r}; choose one of: {choices}")
-
-
-@dataclass(frozen=True)
-class Switch:
-    """A switch as a fabric sees it: ports at one speed (bytes/s per direction)."""
-
-    id: str
-    name: str
-    radix: int
-    port_bytes_per_s: float
-    source: str
-
-    @property
-    def capacity_bits_per_s(self) -> float:
-        """Switching capacity, one direction: ports x port speed."""
-        return self.radix * self.port_bytes_per_s * 8
-
-
-SWITCHES: dict[str, Switch] = {
-    # The previous generation, 25.6 Tb/s: the switch of the DGX SuperPOD H100/B200
-    # reference designs and DeepSeek's fabrics above.
-    "qm9700_ndr": Switch(
-        id="qm9700_ndr", name="NVIDIA Quantum-2 QM9700, 64 x 400G NDR (25.6 Tb/s)",
-        radix=64, port_bytes_per_s=NDR_BYTES_PER_S,
-        source="NVIDIA QM97XX user manual, Interfaces: 32 OSFP cages, 'each OSFP port "
-               "consists of 2 logical InfiniBand ports' of 400 Gb/s"),
-    # The current generation, 51.2 Tb/s, run at the 400G of a ConnectX-7 NIC.
-    "sn5600_400g": Switch(
-        id="sn5600_400g",
-        name="51.2 Tb/s: NVIDIA Spectrum-4 SN5600 or Broadcom Tomahawk 5, 128 x 400G",
-        radix=128, port_bytes_per_s=400e9 / 8,
-        source="NVIDIA Spectrum-4 SN5000 2U Switch Systems Hardware User Manual, Data "
-               "Interfaces: SN5600, 64 ports of 800GbE, 128 of 400GbE or 256 of 200GbE; "
-               "Broadcom BCM78900 (Tomahawk 5) product brief: 51.2 Tb/s, 64 x 800GbE, "
-               "128 x 400GbE or 256 x 200GbE"),
-}
-#: The calculator's default switch: the current generation (issue 32, item 11: the
-#: 64-port switch forced three tiers at 8,192 GPUs, where this one needs two).
-DEFAULT_SWITCH = SWITCHES["sn5600_400g"]
 
 
 #: Optics power from NVIDIA's transceiver specifications, per 400G link end. Optional

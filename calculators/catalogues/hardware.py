@@ -15,13 +15,15 @@ from dataclasses import dataclass
 
 from calculators.catalogues.accelerators import (
     ACCELERATORS,
+    ANNOUNCED,
     PRECISIONS,
     Accelerator,
+    AnnouncedPart,
     Precision,
 )
 
-__all__ = ["ACCELERATORS", "DEFAULT_ACCELERATOR", "LINKS", "PRECISIONS", "Accelerator",
-           "Link", "Precision", "default_nic", "get"]
+__all__ = ["ACCELERATORS", "ANNOUNCED", "DEFAULT_ACCELERATOR", "LINKS", "PRECISIONS",
+           "Accelerator", "AnnouncedPart", "Link", "Precision", "default_nic", "get"]
 
 DEFAULT_ACCELERATOR = "h100_sxm"
 
@@ -35,9 +37,19 @@ def get(accelerator_id: str) -> Accelerator:
 #: DGX user guides; GB200 NVL72 datasheet), Blackwell Ultra one ConnectX-8 at 800 Gb/s
 #: (72 per GB300 NVL72 rack, 8 per HGX B300: NVIDIA GB300 NVL72 and HGX B300 datasheets).
 #: AMD platforms: one 400 Gb/s NIC per GPU (the catalogue's assumption, as on MI300X
-#: systems in MLPerf submissions).
-DEFAULT_NIC = {"a100_40gb_sxm": "ib_hdr", "a100_80gb_sxm": "ib_hdr",
-               "b300": "connectx8_800g", "gb300": "connectx8_800g"}
+#: systems in MLPerf submissions). The export parts for China: an H800 node has one
+#: 400 Gb/s InfiniBand NIC per GPU (DeepSeek-V3 report, Sec. 3.2.2: "IB (50 GB/s)" per
+#: GPU); HGX H20 and HGX A800 nodes are taken as built like the HGX H100 and DGX A100
+#: they derive from (assumption). Ascend 910C: the CloudMatrix384 RDMA plane, up to
+#: 400 Gb/s of RoCE per NPU (Zuo et al. 2025). TPUs and Trainium have no NIC per chip in
+#: this sense: TPU slices beyond the ICI domain talk over Google's data-center network,
+#: 50 Gbps per chip on v5p (Google Cloud TPU v5p documentation; v6e and TPU7x assumed
+#: alike), and a trn2.48xlarge shares 3,200 Gbps of EFAv3 among its 16 chips.
+DEFAULT_NIC = {"a100_40gb_sxm": "ib_hdr", "a100_80gb_sxm": "ib_hdr", "a800": "ib_hdr",
+               "h800": "ib_ndr", "h20": "ib_ndr",
+               "b300": "connectx8_800g", "gb300": "connectx8_800g",
+               "tpu_v5p": "tpu_dcn", "tpu_v6e": "tpu_dcn", "tpu_v7": "tpu_dcn",
+               "trainium2": "efa_v3", "ascend_910c": "roce_400g"}
 
 
 def default_nic(accelerator_id: str) -> Link:
@@ -109,6 +121,20 @@ LINKS: dict[str, Link] = {
             "100 GbE RoCEv2",
             100e9 / 8,
             "IEEE 802.3ba/bm 100GBASE: 100 Gb/s per port, per direction.",
+        ),
+        Link(
+            "tpu_dcn",
+            "TPU data-center network (DCN), per chip",
+            50e9 / 8,
+            "Google Cloud TPU v5p documentation, key specifications: data center network "
+            "(DCN) bandwidth 50 Gbps per chip; the links between TPU slices (multislice).",
+        ),
+        Link(
+            "efa_v3",
+            "AWS EFAv3, a Trn2 chip's share",
+            3200e9 / 8 / 16,
+            "Amazon EC2 Trn2 architecture (AWS Neuron documentation): EFAv3 3,200 Gbps per "
+            "trn2.48xlarge instance of 16 Trainium2 chips, 200 Gb/s per chip.",
         ),
         Link(
             "nvlink3",

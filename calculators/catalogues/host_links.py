@@ -67,17 +67,20 @@ _AMD = HostSide("PCIe 5.0 x16", 63.0 * GB, 2 * 460.8 * GB / 8, 1.5e12 / 8,
                 "8-GPU OAM server: PCIe 5.0 x16 per GPU; 2 x EPYC, 12 DDR5-4800 channels "
                 "each (2 x 460.8 GB/s), 1.5 TB (assumption)")
 
+#: The export parts for China as the nodes they derive from (assumption: HGX A800 as DGX
+#: A100, HGX H20 as DGX H100). TPUs, Trainium2 and the Ascend 910C are not listed: their
+#: host paths are not published (host_side says so).
 HOST_SIDES: dict[str, HostSide] = {
-    "a100_40gb_sxm": _A100, "a100_80gb_sxm": _A100,
-    "h100_sxm": _HGX, "h800": _HGX, "h200": _HGX, "b200": _HGX, "b300": _HGX,
+    "a100_40gb_sxm": _A100, "a100_80gb_sxm": _A100, "a800": _A100,
+    "h100_sxm": _HGX, "h800": _HGX, "h20": _HGX, "h200": _HGX, "b200": _HGX, "b300": _HGX,
     "gb200": _GRACE_PAIR, "gb300": _GRACE_PAIR,
     "mi300x": _AMD, "mi325x": _AMD, "mi355x": _AMD,
 }
 
 
 def host_side(accelerator: str) -> HostSide:
-    """The host side of ``accelerator``; an accelerator not listed (a TPU) is given the
-    HGX node's PCIe 5.0 path, and its source says so."""
+    """The host side of ``accelerator``; an accelerator not listed (a TPU, Trainium2, the
+    Ascend 910C) is given the HGX node's PCIe 5.0 path, and its source says so."""
     side = HOST_SIDES.get(accelerator)
     if side is None:
         return HostSide(_HGX.link, _HGX.link_bandwidth, _HGX.host_memory_bandwidth,

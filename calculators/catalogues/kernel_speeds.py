@@ -140,10 +140,18 @@ _ENTRIES: tuple[KernelSpeed, ...] = (
                 "fitted in scripts/calibrate.py)."),
     KernelSpeed("a100_80gb_sxm", 108, _A100_GEMM, None, _FA2_A100, 0.84, 10e-6,
                 _A100_SOURCE),
+    KernelSpeed("a800", 108, _A100_GEMM, None, _FA2_A100, 0.84, 10e-6,
+                _A100_SOURCE + " Assumption: the A800 as the A100 80GB SXM, the same GA100 "
+                "silicon and HBM2e with only its NVLink cut (no A800 kernel measurement)."),
     _hopper("h100_sxm", ""),
     _hopper("h800", " The H800 has the H100's compute and HBM (only its NVLink is cut): "
                     "DeepGEMM's FP8 GEMMs on H800 reach 1,426 TFLOP/s at 4096 x 7168 x "
                     "16384 (72% of 1,978.9), the H100's FP8 ceiling."),
+    _borrowed("h20", 78, (0.80, 0.71), hbm=_HOPPER_HBM,
+              note=_BORROWED + "H20 as H100: the same Hopper die with its tensor rate capped "
+              "at 148 TFLOP/s BF16; ceilings (0.80, FP8 0.71) and HBM share (0.91 of 4.0 TB/s) "
+              "the H100's, unmeasured on the H20. 78 SMs, as reported from a Geekbench 6 "
+              "listing of the H20 (secondary)."),
     _hopper("h200", " Assumption: H200 kernels as H100's (same compute, faster HBM); "
                     "Bekman measures the same BF16 ceiling ('H200 is the same')."),
     _borrowed("b200", 148, (0.873, 0.858), hbm=0.90,
@@ -177,6 +185,18 @@ _ENTRIES: tuple[KernelSpeed, ...] = (
               note="Assumption throughout: no published matmul sweep or attention kernel "
               "measurement for TPU v5p; H100-like fractions of peak (0.80 on large "
               "matmuls), 8 units for the wave model (XLA tiles the MXUs differently)."),
+    _borrowed("tpu_v6e", 8, (0.80, None), hbm=0.90,
+              note="Assumption throughout, as TPU v5p's entry: no published matmul sweep or "
+              "attention measurement for TPU v6e."),
+    _borrowed("tpu_v7", 8, (0.80, 0.71), hbm=0.90,
+              note=_BORROWED + "Assumption throughout for TPU7x: the H100's BF16 and FP8 "
+              "ceilings (no published matmul sweep), 8 units for the wave model, HBM 90%."),
+    _borrowed("trainium2", 8, (0.80, 0.71), hbm=0.90,
+              note=_BORROWED + "Assumption throughout for Trainium2: the H100's BF16 and FP8 "
+              "ceilings, 8 units (its NeuronCore-v3s) for the wave model, HBM 90%."),
+    _borrowed("ascend_910c", 48, (0.80, None), hbm=0.90,
+              note=_BORROWED + "Assumption throughout for the Ascend 910C: the H100's BF16 "
+              "ceiling, 48 units for the wave model, HBM 90% (no published GEMM sweep)."),
 )
 
 KERNEL_SPEEDS: dict[str, KernelSpeed] = {k.accelerator: k for k in _ENTRIES}

@@ -83,6 +83,11 @@ _ENTRIES: tuple[LinkSpeed, ...] = (
             "issue 28), 0.80 of 200; NVLS allreduce 215 (NVIDIA/nccl issue 1374); DeepEP "
             "intranode dispatch/combine 153-158 GB/s. Alltoall share, half size (H100's "
             "scaled by 160/370) and k: assumption."),
+    _nvlink("nvlink_a800", (0.80, 0.70), (14.2, 0.72), in_network=1.0, floor_s=10e-6,
+            source="A800 NVLink (400 GB/s bidirectional, 8 NVLinks): allreduce about 160 GB/s "
+            "expected at 8 GiB on 8 x A800 (sjeaugey, NVIDIA/nccl issue 412), 0.80 of 200. "
+            "Alltoall share, k and floor: the A100's (nvlink3; same NVLink 3 links and "
+            "NVSwitch, no NVLink SHARP); half size the A100's scaled by 160/235: assumption."),
     _nvlink("nvlink5", (0.78, 0.71), (59.0, 0.67), in_network=1.20,
             source="8 x B200 NVLink 5: ring allreduce 682 GB/s (0.76 of 900), NVLS 838, alltoall "
             "640 (GTC 2025 S72583; stas00/ml-engineering network/README.md, NCCL 2.27.7); "
@@ -94,6 +99,13 @@ _ENTRIES: tuple[LinkSpeed, ...] = (
             "(A100's)."),
     _nvlink("ici", (0.80, 0.70), (16.5, 0.76), in_network=1.0,
             source="TPU ICI: assumption throughout (no published nccl-tests-like curve)."),
+    _nvlink("neuronlink3", (0.80, 0.70), (16.5, 0.76), in_network=1.0,
+            source="Trainium2 NeuronLink-v3: assumption throughout, as TPU ICI (a torus of "
+            "direct links; no published nccl-tests-like curve for Neuron collectives)."),
+    _nvlink("unified_bus", (0.80, 0.70), (16.5, 0.76), in_network=1.0,
+            source="Huawei Unified Bus (CloudMatrix384): assumption throughout, the ICI "
+            "entry's shares and curve (no published HCCL-tests curve; Zuo et al. 2025 give "
+            "the line rate, 392 GB/s per NPU each way, not the achieved share)."),
     _network("ib_hdr", 0.96, 0.74, _IB),
     _network("ib_ndr", 0.96, 0.74, _IB),
     _network("ib_xdr", 0.96, 0.74, _IB + " XDR assumed like NDR."),
@@ -109,16 +121,25 @@ _ENTRIES: tuple[LinkSpeed, ...] = (
              "Meta's GenAI Infrastructure', 2024-03-12; the tuning in Gangidi et al. 2024): "
              "taken as InfiniBand's curve. " + _IB),
     _network("roce_100g", 0.80, 0.80, _ROCE),
+    _network("tpu_dcn", 0.80, 0.80,
+             "TPU data-center network between slices: assumption, RoCE's shares and curve "
+             "(Google publishes no collective curve over DCN). " + _ROCE),
+    _network("efa_v3", 0.96, 0.74,
+             "EFA taken as InfiniBand (B200 on 8 x 400 Gb/s EFA: 381.8 of 400 GB/s ring "
+             "busbw, stas00/ml-engineering): assumption for Trainium2's EFAv3. " + _IB),
 )
 
 LINK_SPEEDS: dict[str, LinkSpeed] = {s.link: s for s in _ENTRIES}
 
 #: The scale-up link of each accelerator of the catalogue.
+#: The H20 keeps the H100's 18 NVLink 4 links and NVSwitch (900 GB/s): the H100's curve.
 SCALE_UP_LINK: dict[str, str] = {
-    "a100_40gb_sxm": "nvlink3", "a100_80gb_sxm": "nvlink3", "h100_sxm": "nvlink4",
-    "h200": "nvlink4", "h800": "nvlink_h800", "b200": "nvlink5", "gb200": "nvlink5",
-    "b300": "nvlink5", "gb300": "nvlink5", "mi300x": "infinity_fabric",
-    "mi325x": "infinity_fabric", "mi355x": "infinity_fabric", "tpu_v5p": "ici"}
+    "a100_40gb_sxm": "nvlink3", "a100_80gb_sxm": "nvlink3", "a800": "nvlink_a800",
+    "h100_sxm": "nvlink4", "h200": "nvlink4", "h800": "nvlink_h800", "h20": "nvlink4",
+    "b200": "nvlink5", "gb200": "nvlink5", "b300": "nvlink5", "gb300": "nvlink5",
+    "mi300x": "infinity_fabric", "mi325x": "infinity_fabric", "mi355x": "infinity_fabric",
+    "tpu_v5p": "ici", "tpu_v6e": "ici", "tpu_v7": "ici", "trainium2": "neuronlink3",
+    "ascend_910c": "unified_bus"}
 
 
 def scale_up_curve(accelerator: str) -> LinkCurve:

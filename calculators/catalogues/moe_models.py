@@ -15,6 +15,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.formulas.model.layer_mix import LayerMix, LinearMixer
 from calculators.formulas.moe.expert_parallel import DEEPSEEK_V3_PRECISION, AlltoallPrecision
 from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
 
@@ -123,10 +124,83 @@ QWEN3_235B_A22B = MoeModel(
     ),
 )
 
+_HUB = ("Hugging Face Hub safetensors total for the release, as recorded in debaditc/kvfit "
+        "(src/kvfit/data/models.json)")
+
+DEEPSEEK_V2_LITE = MoeModel(
+    name="DeepSeek-V2-Lite",
+    architecture=MoeArchitecture(
+        layers=27, hidden=2048, vocab=102400,
+        attention=LatentAttention(heads=16, q_lora_rank=0, kv_lora_rank=512,
+                                  qk_nope_head_dim=128, qk_rope_head_dim=64, v_head_dim=128),
+        routed_experts=64, experts_per_token=6, expert_ffn=1408, shared_experts=2,
+        dense_layers=1, dense_ffn=10944),
+    published_total_params=15_706_484_224,
+    published_active_params=2.4e9,
+    sources=(
+        "deepseek-ai/DeepSeek-V2-Lite config.json (hidden_size 2048, num_hidden_layers 27, "
+        "q_lora_rank null, kv_lora_rank 512, n_routed_experts 64, num_experts_per_tok 6, "
+        "n_shared_experts 2, moe_intermediate_size 1408, first_k_dense_replace 1, "
+        "intermediate_size 10944, vocab_size 102400, topk_method greedy)",
+        "DeepSeek-AI 2024, DeepSeek-V2 report, App. B: 15.7B total, 2.4B activated; " + _HUB,
+    ),
+)
+
+GPT_OSS_120B = MoeModel(
+    name="gpt-oss-120b",
+    architecture=MoeArchitecture(
+        layers=36, hidden=2880, vocab=201088,
+        attention=GroupedQueryAttention(heads=64, kv_heads=8, head_dim=64, bias=True,
+                                        sinks=True),
+        routed_experts=128, experts_per_token=4, expert_ffn=2880, dense_ffn=2880,
+        router_bias=True, expert_bias=True, mix=LayerMix("SF", 128)),
+    # OpenAI 2025, gpt-oss-120b & gpt-oss-20b model card (arXiv 2508.10925), Table 1.
+    published_total_params=116_829_156_672,
+    published_active_params=5.13e9,
+    sources=(
+        "openai/gpt-oss-120b config.json (hidden_size 2880, num_hidden_layers 36, "
+        "num_attention_heads 64, num_key_value_heads 8, head_dim 64, attention_bias true, "
+        "num_local_experts 128, num_experts_per_tok 4, intermediate_size 2880, "
+        "sliding_window 128, layer_types alternating sliding/full from the first, "
+        "vocab_size 201088, tie_word_embeddings false)",
+        "OpenAI 2025, gpt-oss model card, Table 1: 116.83B total, 5.13B active (MLP "
+        "114.71B, attention 0.96B, embedding + unembedding 1.16B); " + _HUB,
+    ),
+)
+
+QWEN3_NEXT_80B_A3B = MoeModel(
+    name="Qwen3-Next-80B-A3B",
+    architecture=MoeArchitecture(
+        layers=48, hidden=2048, vocab=151936,
+        attention=GroupedQueryAttention(heads=16, kv_heads=2, head_dim=256, qk_norm=True,
+                                        output_gate=True),
+        routed_experts=512, experts_per_token=10, expert_ffn=512, shared_experts=1,
+        shared_expert_ffn=512, shared_expert_gate=True, dense_ffn=5120, mtp_modules=1,
+        mix=LayerMix("LLLF", 0, LinearMixer(16, 32, 128, 128))),
+    # The model card states 80B total and 3B activated; the main model counts 79.67B and
+    # the release (with its multi-token-prediction block) 81.32B on the Hub.
+    published_total_params=80e9,
+    published_active_params=3e9,
+    sources=(
+        "Qwen/Qwen3-Next-80B-A3B-Instruct config.json (hidden_size 2048, num_hidden_layers "
+        "48, full_attention_interval 4, num_attention_heads 16, num_key_value_heads 2, "
+        "head_dim 256, linear_num_key_heads 16, linear_num_value_heads 32, "
+        "linear_key_head_dim = linear_value_head_dim = 128, linear_conv_kernel_dim 4, "
+        "num_experts 512, num_experts_per_tok 10, moe_intermediate_size 512, "
+        "shared_expert_intermediate_size 512, vocab_size 151936); the mtp.* block of the "
+        "release (vLLM qwen3_next_mtp: one module)",
+        "Qwen team 2025, Qwen3-Next model card: 80B total, 3B activated; Hub total "
+        "81,324,862,720 with the MTP block; " + _HUB,
+    ),
+)
+
 MOE_MODELS: dict[str, MoeModel] = {
     "mixtral_8x7b": MIXTRAL_8X7B,
     "deepseek_v3": DEEPSEEK_V3,
     "qwen3_235b_a22b": QWEN3_235B_A22B,
+    "deepseek_v2_lite": DEEPSEEK_V2_LITE,
+    "gpt_oss_120b": GPT_OSS_120B,
+    "qwen3_next_80b_a3b": QWEN3_NEXT_80B_A3B,
 }
 
 

@@ -15,45 +15,30 @@ over. Which calculators offer a preset, and what it fills there, is ``presets``.
 from __future__ import annotations
 
 import itertools
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from calculators.catalogues import embedding_tables as tables
 from calculators.catalogues import hardware, moe_models
+from calculators.catalogues.preset_base import (
+    KINDS,  # noqa: F401 - the catalogue's kinds, read with it (tests)
+    PLAIN_DENSE,
+    PLAIN_STACK,
+    Preset,
+    PresetValue,
+)
+from calculators.catalogues.released_models import RELEASED_DENSE
+from calculators.formulas.model.layer_mix import compact_pattern
 from calculators.formulas.moe.shape import LatentAttention
 from calculators.formulas.sparse import embeddings
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-PresetValue = float | int | str | bool
-KINDS: tuple[str, ...] = ("model", "cluster", "sparse_model", "moe_model")
-
-
-@dataclass(frozen=True)
-class Preset:
-    """One named configuration: values keyed by input names, and where they come from."""
-
-    id: str
-    label: str
-    kind: str  # one of KINDS
-    values: dict[str, PresetValue] = field(hash=False)
-    source: str
-
-    def __post_init__(self) -> None:
-        if not self.id.isidentifier():
-            raise TypeError(f"preset id {self.id!r} is not an identifier")
-        if self.kind not in KINDS:
-            raise TypeError(f"preset {self.id!r}: kind {self.kind!r} is not one of {KINDS}")
-        if not self.values or not self.source:
-            raise TypeError(f"preset {self.id!r} needs values and a source")
-
-
 # --- dense transformer models ------------------------------------------------------
 
 _LLAMA: dict[str, PresetValue] = {
     "model_kind": "dense", "gated_mlp": True, "biases": False, "position_embedding": "rotary",
-    "tied_embeddings": False}
+    "tied_embeddings": False, **PLAIN_DENSE}
 
 
 def _llama(*, layers: int, hidden: int, heads: int, kv_heads: int, ffn: int, vocab: int,
@@ -72,7 +57,15 @@ def moe_values(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
     in ``catalogues.moe_models``; the other attention kind's inputs are cleared ("") so
     that nothing of the previous model stays behind."""
     m, a = entry.architecture, entry.architecture.attention
+    linear = m.mix.linear
+    stack: dict[str, PresetValue] = {**PLAIN_STACK} if m.mix.uniform else {
+        "layer_pattern": compact_pattern(m.mix.pattern),
+        "attention_window": m.mix.window or "",
+        "linear_key_heads": linear.key_heads if linear else "",
+        "linear_value_heads": linear.value_heads if linear else "",
+        "linear_head_dim": linear.key_head_dim if linear else ""}
     values: dict[str, PresetValue] = {
+        **stack, "expert_bias": m.expert_bias, "shared_expert_gate": m.shared_expert_gate,
         "layers": m.layers, "hidden": m.hidden, "vocab": m.vocab, "heads": a.heads,
         "routed_experts": m.routed_experts, "experts_per_token": m.experts_per_token,
         "expert_ffn": m.expert_ffn, "shared_experts": m.shared_experts,
@@ -83,11 +76,13 @@ def moe_values(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
         "groups_per_token": m.groups_per_token}
     if isinstance(a, LatentAttention):
         return {**values, "attention": "mla", "kv_heads": "", "head_dim": "", "qk_norm": False,
+                "attention_bias": False, "attention_sinks": False, "output_gate": False,
                 "q_lora_rank": a.q_lora_rank or "", "kv_lora_rank": a.kv_lora_rank,
                 "qk_nope_head_dim": a.qk_nope_head_dim, "qk_rope_head_dim": a.qk_rope_head_dim,
                 "v_head_dim": a.v_head_dim}
     return {**values, "attention": "gqa", "kv_heads": a.kv_heads, "head_dim": a.head_dim,
-            "qk_norm": a.qk_norm, "q_lora_rank": "", "kv_lora_rank": "",
+            "qk_norm": a.qk_norm, "attention_bias": a.bias, "attention_sinks": a.sinks,
+            "output_gate": a.output_gate, "q_lora_rank": "", "kv_lora_rank": "",
             "qk_nope_head_dim": "", "qk_rope_head_dim": "", "v_head_dim": ""}
 
 
@@ -166,7 +161,7 @@ PRESETS: tuple[Preset, ...] = (
         "model_kind": "dense", "layers": 96, "hidden": 12288, "heads": 96, "kv_heads": 96,
         "head_dim": 128, "ffn_hidden": 4 * 12288, "vocab": 50257, "seq_len": 2048,
         "gated_mlp": False, "biases": True, "position_embedding": "learned",
-        "tied_embeddings": True,
+        "tied_embeddings": True, **PLAIN_DENSE,
         "params": 174.6e9, "tokens": 300e9, "global_batch": 1536},
         "Brown et al. 2020, Table 2.1 (96 layers, d_model 12,288, 96 heads of 128, "
         "context 2,048; FFN 4 x d_model, Sec. 2.1; GPT-2's 50,257-token BPE) and App. D, "
@@ -221,6 +216,16 @@ PRESETS: tuple[Preset, ...] = (
     Preset("qwen3_235b_a22b", "Qwen3-235B-A22B (MoE)", "moe_model",
            {**moe_values(moe_models.QWEN3_235B_A22B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.QWEN3_235B_A22B) + _ONE_NODE_EP),
+    Preset("deepseek_v2_lite", "DeepSeek-V2-Lite (MoE)", "moe_model",
+           {**moe_values(moe_models.DEEPSEEK_V2_LITE), "ep": 8, "model_kind": "moe"},
+           _moe_source(moe_models.DEEPSEEK_V2_LITE) + _ONE_NODE_EP),
+    Preset("gpt_oss_120b", "gpt-oss-120b (MoE, alternating windows)", "moe_model",
+           {**moe_values(moe_models.GPT_OSS_120B), "ep": 8, "model_kind": "moe"},
+           _moe_source(moe_models.GPT_OSS_120B) + _ONE_NODE_EP),
+    Preset("qwen3_next_80b_a3b", "Qwen3-Next-80B-A3B (MoE, 3 linear : 1 full)", "moe_model",
+           {**moe_values(moe_models.QWEN3_NEXT_80B_A3B), "ep": 8, "model_kind": "moe"},
+           _moe_source(moe_models.QWEN3_NEXT_80B_A3B) + _ONE_NODE_EP),
+    *RELEASED_DENSE,
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {
         "model_kind": "sparse", "tables": _KAGGLE.id, "num_tables": len(_KAGGLE.rows),
         "embedding_dim": _KAGGLE.dim,

@@ -33,13 +33,14 @@ from calculators.catalogues.preset_entries import PRESET_BY_ID, PRESETS
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
-    from calculators.catalogues.preset_entries import Preset, PresetValue
+    from calculators.catalogues.preset_base import Preset, PresetValue
     from calculators.core.calculator import Calculator
 
 #: What the package's API offers as ``calculators.presets``: the catalogue itself (for
 #: ``core``, which may not import ``preset_entries``) and the rules that apply it.
 __all__ = ["DERIVED_FROM", "FEW_INPUTS", "INPUT_SOURCES", "MOE_MARKER", "PRESETS",
-           "applied_names", "assignments", "get", "preset_texts", "presets_for"]
+           "applicable", "applied_names", "assignments", "describes_models", "get",
+           "preset_texts", "presets_for"]
 
 #: A calculator with at most this many inputs lists presets that fill one of them.
 FEW_INPUTS = 8
@@ -94,6 +95,18 @@ def applied_names(calc: Calculator, preset: Preset) -> tuple[str, ...]:
 
 def presets_for(calc: Calculator) -> tuple[Preset, ...]:
     """The presets worth offering in ``calc``: see the module docstring for the rule."""
+    return applicable(calc, PRESETS)
+
+
+def describes_models(calc: Calculator) -> bool:
+    """Whether ``calc`` has a transformer's architecture among its inputs (what an
+    imported config.json fills)."""
+    names = {p.name for p in calc.params}
+    return {"layers", "hidden", "heads"} <= names
+
+
+def applicable(calc: Calculator, candidates: tuple[Preset, ...]) -> tuple[Preset, ...]:
+    """Those of ``candidates`` that ``calc`` takes, by the rule of ``presets_for``."""
     needed = 1 if len(calc.params) <= FEW_INPUTS else 2
     moe = any(param.name == MOE_MARKER for param in calc.params)
     # A calculator that asks which kind of model it sizes takes both: every model preset
@@ -105,7 +118,7 @@ def presets_for(calc: Calculator) -> tuple[Preset, ...]:
             return moe
         return preset.kind != "model" or not moe or either
 
-    return tuple(p for p in PRESETS
+    return tuple(p for p in candidates
                  if same_kind_of_model(p) and len(applied_names(calc, p)) >= needed)
 
 

@@ -20,6 +20,7 @@ from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import Machine, Report
 from calculators.cluster_sizing.moe import size_moe
+from calculators.cluster_sizing.power import POWER_OUTPUTS, POWER_PARAMS, site_power
 from calculators.cluster_sizing.sparse import size_sparse
 from calculators.core.calculator import Calculator
 from calculators.core.spec import Choice, Output, Param, When
@@ -174,6 +175,7 @@ _DECLARED: tuple[Param, ...] = (
     training.PRICE_PER_GPU_HOUR_PARAM,
     training.GPU_POWER_WATTS_PARAM,
     training.PUE_PARAM,
+    *POWER_PARAMS,
     training.CARBON_INTENSITY_PARAM,
     training.GOODPUT_PARAM,
 )
@@ -272,6 +274,7 @@ OUTPUTS: tuple[Output, ...] = (
     Output("cost_usd", "Cost", "USD", "usd"),
     Output("energy_kwh", "Energy", "kWh", "count"),
     Output("co2_tonnes", "Emissions", "tCO2e", "count"),
+    *POWER_OUTPUTS,
 )
 
 def size_cluster(inputs: Inputs) -> Computed:
@@ -301,6 +304,7 @@ def size_cluster(inputs: Inputs) -> Computed:
     report.values.setdefault("ep", None)  # expert parallelism: mixtures of experts only
     # The assumed and the planner's MFU are both against the BF16 peak.
     report.values["mfu_basis"] = peak_words(hardware.get(inputs.text("gpu")))
+    site_power(inputs, machine, report)  # megawatts at the site (power.py)
     return report.computed(f"How {inputs.text('model_kind')} sizing reached its answer")
 
 
@@ -309,7 +313,7 @@ CLUSTER_SIZING = Calculator(
     headline=("num_gpus", "num_nodes", "wall_clock_days", "cost_usd"),
     title="Sizing a training cluster",
     summary="From a model, a dataset and a deadline to GPUs, layout, memory headroom, "
-            "network per GPU, storage bandwidth, energy, cost and carbon.",
+            "network per GPU, storage bandwidth, energy, cost, carbon and megawatts at the site.",
     chapter="capstone.md",
     params=PARAMS,
     outputs=OUTPUTS,

@@ -21,11 +21,9 @@ from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
     FlopCount,
-    dense_attention_flops,
     dense_model_flops_per_token,
     flop_count,
     gpu_seconds,
-    model_flops_per_token,
 )
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.planner.layout import Layout  # noqa: TC001 - annotates a nested function
@@ -268,8 +266,7 @@ def _model_flops(inputs: Inputs, arch: Architecture, k: float) -> tuple[FlopCoun
     training_compute counts them), with N the weights a token multiplies."""
     count = flop_count(inputs.text("flop_count"))
     flop_params = inputs.opt("params") or float(matmul_params(arch))
-    return count, flop_params, model_flops_per_token(flop_params, dense_attention_flops(arch),
-                                                     count, k)
+    return count, flop_params, dense_model_flops_per_token(arch, count, flop_params, k)
 
 
 def _compute_why(count: FlopCount, k: float, flop_params: float, per_token: float,

@@ -9,7 +9,7 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING
 
-from calculators import get
+from calculators import get, import_config
 from calculators.core import share
 from calculators.core.spec import ValidationError
 
@@ -77,9 +77,15 @@ def _compare(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
     return {"rows": share.compare(base, current)}
 
 
+def _config(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    """A pasted config.json read into ``calc``'s model inputs (calculators.inputs.hf_config)."""
+    text = payload.get("config", "")
+    return dict(import_config(calc.id, text if isinstance(text, str) else ""))
+
+
 OPERATIONS: dict[str, Callable[[Calculator, dict[str, object]], dict[str, object]]] = {
     "compute": _compute, "decode": _decode, "encode": _encode, "export": _export,
-    "compare": _compare,
+    "compare": _compare, "config": _config,
 }
 
 

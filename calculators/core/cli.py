@@ -12,7 +12,7 @@ import json
 import sys
 from typing import TYPE_CHECKING
 
-from calculators import REGISTRY, presets
+from calculators import REGISTRY, import_config, presets
 from calculators.core import units
 from calculators.core.spec import ValidationError
 
@@ -66,7 +66,28 @@ def _add_calculator(
             help="start from a published configuration (explicit inputs override it): "
             + ", ".join(p.id for p in offered) + ". See `bigmodel presets`.",
         )
+    if presets.describes_models(calc):
+        parser.add_argument(
+            "--config", metavar="FILE", default=None,
+            help="fill the model inputs from a Hugging Face config.json (explicit inputs "
+            "override it; applied over --preset); the fields read go to stderr",
+        )
     parser.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _config_texts(calc: Calculator, path: str) -> dict[str, str]:
+    """The inputs a config.json file gives ``calc``; what was read goes to stderr."""
+    try:
+        with open(path, encoding="utf-8") as handle:
+            text = handle.read(1_000_000)
+    except OSError as err:
+        raise ValidationError("config", f"cannot read {path}: {err.strerror}") from None
+    answer = import_config(calc.id, text)
+    print(f"config: {answer['name']}; read {', '.join(answer['used'])}", file=sys.stderr)
+    if answer["defaults"]:
+        print(f"config: not in the file, the family's defaults: "
+              f"{', '.join(answer['defaults'])}", file=sys.stderr)
+    return dict(answer["texts"])
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -117,8 +138,11 @@ def main(argv: Sequence[str] | None = None) -> int:
         return 0
     as_json = args.pop("json", False)
     preset_id = args.pop("preset", None)
+    config_path = args.pop("config", None)
     try:
         calc = REGISTRY[command]
+        if config_path is not None:
+            args = {**_config_texts(calc, config_path), **args}
         if preset_id is not None:
             preset = presets.get(preset_id)
             if preset not in presets.presets_for(calc):

@@ -17,8 +17,9 @@ holds the order, so there is no cycle). To find a formula, find its subject:
 6. ``planner``: the dense planner's cost of a layout, its search and its ranking;
 7. ``moe``: mixtures of experts and the planner with expert parallelism;
 8. ``sparse``: recommendation models, embeddings, parameter servers;
-9. ``failures``: failures, checkpoints and goodput of long runs.
+9. ``failures``: failures, checkpoints and goodput of long runs;
+10. ``site``: what a cluster draws from its site: IT and facility load, the swing.
 """
 
 SUBPACKAGES = ("model", "kernels", "collectives", "fabric", "parallel", "planner", "moe",
-               "sparse", "failures")
+               "sparse", "failures", "site")

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING
 from calculators.core.spec import Choice, Param, ValidationError
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.parallel.stages import SplitError, split_layers
+from calculators.inputs.layer_mix import LAYER_MIX_DETAIL, LAYER_MIX_PARAMS, documents, layer_mix
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -125,6 +126,19 @@ ARCHITECTURE_PARAMS: tuple[Param, ...] = (
         help="On: the output layer reuses the token embedding (GPT-3, Megatron). "
         "Off: a separate V x h output matrix (Llama).",
     ),
+    Param("qkv_bias", "Biases on Q, K, V only", "bool", False,
+          help="Qwen2's attention: biases on the query, key and value projections and "
+          "none elsewhere (config.json: attention_bias / Qwen2's fixed q, k, v biases)."),
+    Param("qk_norm", "QK-Norm", "bool", False,
+          help="An RMSNorm of width head_dim on queries and one on keys (Qwen3 report, "
+          "Sec. 2; Gemma 3 report, Sec. 2)."),
+    Param("norms_per_layer", "Norms per layer", "int", 2, minimum=1, maximum=8,
+          help="2: before attention and before the MLP. Gemma 2 and 3: 4, a norm also "
+          "after each (Gemma 2 report, Sec. 2)."),
+    Param("layernorm", "LayerNorm without biases", "bool", False,
+          help="LayerNorm (scale and shift) although no linear layer has a bias, as "
+          "Nemotron-4 (LayerNorm1p). With biases on, norms have shifts anyway."),
+    *LAYER_MIX_PARAMS,
 )
 
 
@@ -158,6 +172,12 @@ def architecture(inputs: Inputs) -> Architecture:
         biases=inputs.flag("biases"),
         learned_positions=inputs.text("position_embedding") == "learned",
         tied_embeddings=inputs.flag("tied_embeddings"),
+        mix=layer_mix(inputs),
+        qkv_bias=inputs.flag("qkv_bias"),
+        qk_norm=inputs.flag("qk_norm"),
+        norms_per_layer=inputs.whole("norms_per_layer"),
+        layernorm=inputs.flag("layernorm"),
+        documents=documents(inputs, inputs.whole("seq_len")),
     )
 
 
@@ -170,6 +190,11 @@ ARCHITECTURE_DETAIL = (
     "biases",
     "position_embedding",
     "tied_embeddings",
+    "qkv_bias",
+    "qk_norm",
+    "norms_per_layer",
+    "layernorm",
+    *LAYER_MIX_DETAIL,
 )
 
 
@@ -189,6 +214,10 @@ def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1,
         raise ValidationError(
             "tp", f"tensor parallel size {tp} must divide the {arch.kv_heads} key/value heads"
         )
+    if arch.mix.linear is not None and arch.mix.linear.key_heads % tp:
+        raise ValidationError(
+            "tp", f"tensor parallel size {tp} must divide the {arch.mix.linear.key_heads} "
+            "linear-attention key heads")
     if pp > arch.layers:
         raise ValidationError(
             "pp",

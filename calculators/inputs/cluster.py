@@ -21,6 +21,7 @@ from calculators.inputs.hardware import (
     peak_flops,
     peak_precision,
 )
+from calculators.inputs.layer_mix import DOCUMENT_PARAMS
 from calculators.inputs.machine import fabric_for, machine_for, with_reserved_sms
 from calculators.inputs.memory import (
     ATTENTION_PARAM,
@@ -50,6 +51,7 @@ if TYPE_CHECKING:
 
 PLANNER_PARAMS: tuple[Param, ...] = (
     *ARCHITECTURE_PARAMS,
+    *DOCUMENT_PARAMS,
     Param(
         "global_batch",
         "Global batch",
@@ -92,7 +94,8 @@ PLANNER_PARAMS: tuple[Param, ...] = (
         optional=True,
         placeholder="from the GPU",
         help="GPUs joined by the scale-up switches at the GPU's NVLink bandwidth. Blank: "
-        "the catalogue's (8 in a DGX/HGX node, 72 in a GB200/GB300 NVL72 rack). Ranks "
+        "the catalogue's (8 in a DGX/HGX node, 72 in a GB200/GB300 NVL72 rack, 64 in a "
+        "TPU cube or a Trn2 UltraServer, 384 in a CloudMatrix384). Ranks "
         "are placed TP, CP, DP, PP, fastest first (Megatron-Core's default order).",
     ),
     Param(

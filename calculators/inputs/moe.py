@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
 from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
+from calculators.inputs.layer_mix import LAYER_MIX_DETAIL, LAYER_MIX_PARAMS, documents, layer_mix
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -100,13 +101,29 @@ MOE_ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     _int("mtp_modules", "Multi-token prediction modules", 1, (0, 100),
          f"Extra blocks predicting further tokens (DeepSeek-V3 Sec. 2.2), not counted in "
          f"the main model. {_V3}: num_nextn_predict_layers 1."),
+    Param("attention_bias", "Attention biases (GQA)", "bool", False, when=GQA_ONLY,
+          help="GQA only: biases on Q, K, V and the output projection (gpt-oss: "
+               "attention_bias true)."),
+    Param("attention_sinks", "Attention sinks (GQA)", "bool", False, when=GQA_ONLY,
+          help="GQA only: one learned sink logit per head and layer (gpt-oss model card, "
+               "Sec. 2.1)."),
+    Param("output_gate", "Gated attention output (GQA)", "bool", False, when=GQA_ONLY,
+          help="GQA only: the query projection also makes a sigmoid gate on the attention "
+               "output, doubling its width (Qwen3-Next)."),
+    Param("expert_bias", "Expert biases", "bool", False,
+          help="Biases on every expert's matrices (gpt-oss)."),
+    Param("shared_expert_gate", "Shared-expert gate", "bool", False,
+          help="A sigmoid gate, one h-wide vector, on the shared experts' output "
+               "(Qwen3-Next: shared_expert_gate)."),
+    *LAYER_MIX_PARAMS,
 )
 
 #: Architecture inputs most readers leave to a preset: folded in every form.
 MOE_ARCHITECTURE_DETAIL: tuple[str, ...] = (
     "kv_heads", "head_dim", "qk_norm", "q_lora_rank", "kv_lora_rank", "qk_nope_head_dim",
     "qk_rope_head_dim", "v_head_dim", "shared_expert_ffn", "gated_mlp", "tied_embeddings",
-    "router_bias", "mtp_modules", "expert_groups", "groups_per_token",
+    "router_bias", "mtp_modules", "expert_groups", "groups_per_token", "attention_bias",
+    "attention_sinks", "output_gate", "expert_bias", "shared_expert_gate", *LAYER_MIX_DETAIL,
 )
 _MLA_REQUIRED = ("kv_lora_rank", "qk_nope_head_dim", "qk_rope_head_dim", "v_head_dim")
 
@@ -133,7 +150,10 @@ def _attention(inputs: Inputs) -> GroupedQueryAttention | LatentAttention:
         head_dim = hidden // heads
     else:
         head_dim = inputs.whole("head_dim")
-    return GroupedQueryAttention(heads, kv_heads, head_dim, qk_norm=inputs.flag("qk_norm"))
+    return GroupedQueryAttention(heads, kv_heads, head_dim, qk_norm=inputs.flag("qk_norm"),
+                                 bias=inputs.flag("attention_bias"),
+                                 sinks=inputs.flag("attention_sinks"),
+                                 output_gate=inputs.flag("output_gate"))
 
 
 def moe_architecture(inputs: Inputs) -> MoeArchitecture:
@@ -158,11 +178,16 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
         raise ValidationError("dense_layers", f"{dense} dense layers is more than the "
                                               f"{layers} layers")
     shared_ffn = inputs["shared_expert_ffn"]
+    attention = _attention(inputs)
+    mix = layer_mix(inputs)
+    if not mix.uniform and isinstance(attention, LatentAttention):
+        raise ValidationError("layer_pattern", "mixed layer kinds are modelled with "
+                                               "grouped-query attention (attention: gqa)")
     return MoeArchitecture(
         layers=layers,
         hidden=inputs.whole("hidden"),
         vocab=inputs.whole("vocab"),
-        attention=_attention(inputs),
+        attention=attention,
         routed_experts=experts,
         experts_per_token=k,
         expert_ffn=inputs.whole("expert_ffn"),
@@ -176,6 +201,10 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
         mtp_modules=inputs.whole("mtp_modules"),
         expert_groups=groups,
         groups_per_token=per_token,
+        mix=mix,
+        expert_bias=inputs.flag("expert_bias"),
+        shared_expert_gate=inputs.flag("shared_expert_gate"),
+        documents=documents(inputs, inputs.whole("seq_len")) if "seq_len" in inputs else None,
     )
 
 

@@ -123,8 +123,10 @@ NETWORK_PARAM = Param(
                if not link.id.startswith(("nvlink",)))),
     help="The NIC's line rate and how NCCL's collectives reach it: InfiniBand rings reach "
          "0.95 of the NICs' rate, RoCE 0.80 (nccl-tests; catalogues.link_speeds). Default: "
-         "HDR 200 Gb/s for A100, ConnectX-8 800 Gb/s for Blackwell Ultra, NDR 400 Gb/s "
-         "otherwise (the DGX/HGX designs).",
+         "HDR 200 Gb/s for A100 and A800, ConnectX-8 800 Gb/s for Blackwell Ultra, NDR "
+         "400 Gb/s otherwise (the DGX/HGX designs); RoCE 400 Gb/s for the Ascend 910C, "
+         "Google's data-center network (50 Gb/s per chip) for TPUs, EFAv3 (200 Gb/s per "
+         "chip) for Trainium2 (catalogues.hardware.DEFAULT_NIC).",
     advanced=True)
 
 COMM_EFFICIENCY_PARAM = Param(

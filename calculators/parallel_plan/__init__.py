@@ -26,6 +26,7 @@ from calculators.inputs.cluster import (
     planner_state_bytes,
 )
 from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
+from calculators.inputs.layer_mix import DOCUMENT_DETAIL
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
 from calculators.inputs.parallel import check_pipeline_for_schedule, reserved_sms
 from calculators.parallel_plan.notes import GB, explain, row, time_per_layer
@@ -232,6 +233,7 @@ PARALLEL_PLAN = Calculator(
     headline=("step_time", "mfu", "tp", "pp", "dp"),
     advanced=(
         *ARCHITECTURE_DETAIL,
+        *DOCUMENT_DETAIL,
         "gpu_memory",
         "intra_node_bandwidth",
         "inter_node_bandwidth",

@@ -24,6 +24,7 @@ from calculators.formulas.model.flops import (
 )
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.hardware import mfu_basis, peak_flops, peak_note
+from calculators.inputs.layer_mix import documents, layer_mix
 from calculators.inputs.reliability import ESTIMATE_BASIS, goodput_for
 from calculators.training_compute.params import OUTPUTS, PARAMS
 
@@ -108,8 +109,17 @@ def _attention(inputs: Inputs) -> float | None:
             return None
         head_dim = hidden / heads
     v_head_dim = inputs.opt("v_head_dim") or head_dim
-    return attention_score_flops(layers=int(layers), seq_len=int(seq_len), heads=int(heads),
+    full = attention_score_flops(layers=int(layers), seq_len=int(seq_len), heads=int(heads),
                                  qk_head_dim=head_dim, v_head_dim=v_head_dim)
+    # Sliding windows and document masking charge fewer keys than the whole sequence
+    # (formulas.model.layer_mix); linear-attention layers are the planners' to price.
+    mix = layer_mix(type(inputs)({**inputs, "linear_key_heads": None,
+                                  "linear_value_heads": None, "linear_head_dim": None}))
+    if "L" in mix.pattern:
+        raise ValidationError("layer_pattern", "linear-attention layers (L) are priced by "
+                              "the planners and moe_step; here use F and S")
+    keys = mix.key_length_sum(int(layers), int(seq_len), documents(inputs, int(seq_len)))
+    return full * keys / (int(layers) * int(seq_len))
 
 
 def _count_note(count: FlopCount, k: float, full: float | None, per_token: float,

@@ -4,6 +4,8 @@ scores and the input embedding table."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 from calculators.core.spec import Output, Param
 from calculators.inputs.hardware import (
     MFU_BASIS_HELP,
@@ -11,6 +13,7 @@ from calculators.inputs.hardware import (
     PEAK_PRECISION_PARAM,
     accelerator_choices,
 )
+from calculators.inputs.layer_mix import DOCUMENT_PARAMS, LAYER_MIX_PARAMS
 from calculators.inputs.training import (
     CARBON_INTENSITY_PARAM,
     FLOP_COUNT_PARAM,
@@ -131,6 +134,8 @@ PARAMS: tuple[Param, ...] = (
         "Table 1).",
         advanced=True,
     ),
+    *(replace(p, advanced=True) for p in (*LAYER_MIX_PARAMS, *DOCUMENT_PARAMS)
+      if not p.name.startswith("linear_")),
 )
 
 OUTPUTS: tuple[Output, ...] = (

@@ -12,6 +12,13 @@ Every topology here is a folded Clos built from identical switches of ``radix`` 
   its own leaves and spines; nothing joins the planes (DeepSeek's multi-plane two-layer
   fat tree, Zhao et al., ISCA 2025, Sec. 5, large-scale network driven design).
 
+``planes`` divides a node's NIC ports among that many independent copies of the chosen
+topology (default: one per port for ``multi_plane``, one otherwise). Alibaba's HPN is
+``rail_optimized`` on two planes: each 400G NIC is two 200G ports, port 1 on plane 1 and
+port 2 on plane 2, each plane rail-optimised over 8 rails (Qian et al., SIGCOMM 2024,
+Sec. 6). A plane then carries half of each NIC at half the port speed, so a switch of
+the same capacity offers twice the ports to it, and two tiers reach further.
+
 This module counts the leaves each topology needs, picks the cheapest two-tier split,
 and sizes the whole fabric: its tiers over all planes, links, optics, power and
 bisection bandwidth. With the rules of ``clos`` the DGX SuperPOD tables are reproduced
@@ -110,12 +117,15 @@ def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
                 topology: str, leaf_oversubscription: float = 1.0,
                 spine_oversubscription: float = 1.0, host_links_optical: bool = True,
                 watts_per_transceiver: float | None = None,
-                watts_per_switch: float | None = None) -> FabricPlan:
+                watts_per_switch: float | None = None,
+                planes: int | None = None) -> FabricPlan:
     """Size the fabric for a cluster. Bounds: 1 <= GPUs <= 10^6, 1-16 GPUs and NICs
-    per node, NIC and port speeds > 0 (B/s per direction), radix even in [4, 512].
+    per node, NIC and port speeds > 0 (B/s per direction), radix even in [4, 512],
+    ``planes`` a divisor of the node's NIC ports.
 
     Nodes = ceil(GPUs / GPUs per node), each with all its NICs; a NIC faster than a
-    port takes ceil(nic/port) ports (one plane each under ``multi_plane``).
+    port takes ceil(nic/port) ports, spread evenly over the planes (one plane each
+    under ``multi_plane`` unless ``planes`` says otherwise).
     Transceivers (assumption): optics at both ends of every switch-to-switch link, and
     of every host link when ``host_links_optical`` (copper DACs otherwise, no optics);
     a twin-port module holds two of these ends. Power is transceivers x W + switches
@@ -138,7 +148,7 @@ def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
     ports_per_nic = math.ceil(nic_bytes_per_s / port_bytes_per_s - 1e-9)
     rails = nics_per_node * ports_per_nic
     endpoint_bytes_per_s = min(nic_bytes_per_s / ports_per_nic, port_bytes_per_s)
-    planes = rails if topology == "multi_plane" else 1
+    planes = plane_count(topology, rails, planes)
     rails_per_plane = rails // planes
     plane_endpoints = nodes * rails_per_plane
     tiers = tiers_needed(plane_endpoints, radix, leaf_oversubscription,
@@ -174,6 +184,16 @@ def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
                       bisection_bytes_per_s=bisection_bytes_per_s(
                           layers, endpoints, endpoint_bytes_per_s, port_bytes_per_s),
                       power_watts=power)
+
+
+def plane_count(topology: str, rails: int, planes: int | None) -> int:
+    """The planes a node's ``rails`` NIC ports are divided among: ``planes`` if given
+    (it must divide them), else one per port for ``multi_plane`` and one otherwise."""
+    if planes is None:
+        return rails if topology == "multi_plane" else 1
+    if not 1 <= planes <= rails or rails % planes:
+        raise ValueError(f"planes must divide the {rails} NIC port(s) of a node, got {planes}")
+    return planes
 
 
 def bisection_bytes_per_s(tiers: tuple[Tier, ...], endpoints: int,

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.formulas.model.layer_mix import FULL, UNIFORM, WINDOW, LayerMix
+
 
 @dataclass(frozen=True)
 class Architecture:
@@ -25,6 +27,23 @@ class Architecture:
     biases: bool = True
     learned_positions: bool = True
     tied_embeddings: bool = True
+    #: Which mixer each layer has (formulas.model.layer_mix); every layer full attention
+    #: unless a mix is given.
+    mix: LayerMix = UNIFORM
+    #: Biases on the Q, K and V projections only (Qwen2), with no other linear bias.
+    qkv_bias: bool = False
+    #: An RMSNorm of width head_dim on queries and one on keys (Qwen3, Gemma 3).
+    qk_norm: bool = False
+    #: Normalisations per layer: 2 (before attention and before the MLP), 4 in Gemma 2
+    #: and 3 (also after each; Gemma Team 2024, Gemma 2 report, Sec. 2).
+    norms_per_layer: int = 2
+    #: LayerNorm (scale and shift) although the linear layers have no biases
+    #: (Nemotron-4's LayerNorm1p).
+    layernorm: bool = False
+    #: Document masking: the token-weighted mean length of the documents packed in a
+    #: sequence (formulas.model.layer_mix.document_length); attention sees only its own
+    #: document. None: every token attends over the whole sequence (or window).
+    documents: float | None = None
 
     @property
     def attention_width(self) -> int:
@@ -48,7 +67,16 @@ class Architecture:
             and self.biases
             and self.learned_positions
             and self.tied_embeddings
+            and self.mix.uniform
+            and not (self.qkv_bias or self.qk_norm or self.layernorm)
+            and self.norms_per_layer == 2
         )
+
+    @property
+    def attention_layers(self) -> int:
+        """Layers with softmax attention (full or windowed): all unless the mix has
+        linear-attention layers."""
+        return self.mix.attention_layers(self.layers)
 
 
 def attention_params(arch: Architecture) -> int:
@@ -56,7 +84,11 @@ def attention_params(arch: Architecture) -> int:
     attention (Narayanan et al. 2021, Sec. 3.2 derivation of Eq. 2)."""
     h, q, kv = arch.hidden, arch.attention_width, arch.kv_width
     weights = h * q + 2 * h * kv + q * h
-    return weights + ((q + 2 * kv + h) if arch.biases else 0)
+    if arch.biases:
+        weights += q + 2 * kv + h
+    elif arch.qkv_bias:
+        weights += q + 2 * kv
+    return weights + (2 * arch.head_dim if arch.qk_norm else 0)
 
 
 def mlp_params(arch: Architecture) -> int:
@@ -69,12 +101,34 @@ def mlp_params(arch: Architecture) -> int:
 
 def norm_params(arch: Architecture) -> int:
     """One normalisation: scale (and shift with biases, as LayerNorm; RMSNorm has none)."""
-    return (2 if arch.biases else 1) * arch.hidden
+    return (2 if arch.biases or arch.layernorm else 1) * arch.hidden
+
+
+def mixer_params(arch: Architecture, kind: str = FULL) -> int:
+    """One layer's token mixer: the attention for full and windowed layers (same
+    matrices), the linear mixer for linear-attention ones."""
+    if kind in (FULL, WINDOW) or arch.mix.linear is None:
+        return attention_params(arch)
+    return arch.mix.linear.params(arch.hidden)
+
+
+def _block(arch: Architecture, kind: str) -> int:
+    return mixer_params(arch, kind) + mlp_params(arch) + arch.norms_per_layer * norm_params(arch)
+
+
+def stack_params(arch: Architecture) -> int:
+    """Every layer, each by its kind."""
+    kinds = arch.mix.kinds(arch.layers)
+    return sum(kinds.count(kind) * _block(arch, kind) for kind in set(kinds))
 
 
 def layer_params(arch: Architecture) -> int:
-    """One transformer block: attention + MLP + two norms (12h^2 + 13h in Eq. 2)."""
-    return attention_params(arch) + mlp_params(arch) + 2 * norm_params(arch)
+    """One transformer block: attention + MLP + two norms (12h^2 + 13h in Eq. 2). In a
+    stack of mixed kinds, the mean block (rounded), which is what a pipeline stage of n
+    layers holds on average; ``stack_params`` is exact."""
+    if arch.mix.uniform:
+        return _block(arch, FULL)
+    return round(stack_params(arch) / arch.layers)
 
 
 def embedding_params(arch: Architecture) -> int:
@@ -87,7 +141,7 @@ def embedding_params(arch: Architecture) -> int:
 
 def total_params(arch: Architecture) -> int:
     """Every trainable parameter, including the final norm that Eq. 2 leaves out."""
-    return arch.layers * layer_params(arch) + embedding_params(arch) + norm_params(arch)
+    return stack_params(arch) + embedding_params(arch) + norm_params(arch)
 
 
 def megatron_params(layers: int, hidden: int, vocab: int, seq_len: int) -> float:
@@ -103,10 +157,22 @@ def matmul_params_per_layer(arch: Architecture) -> int:
     return 2 * h * q + 2 * h * kv + (3 if arch.gated_mlp else 2) * h * f
 
 
+def stack_matmul_params(arch: Architecture) -> int:
+    """``matmul_params_per_layer`` summed over the stack, a linear-attention layer with
+    its own projections in place of Q, K, V and O."""
+    attention = arch.attention_layers
+    total = arch.layers * matmul_params_per_layer(arch)
+    if arch.mix.linear is None or attention == arch.layers:
+        return total
+    h, q, kv = arch.hidden, arch.attention_width, arch.kv_width
+    linear = arch.layers - attention
+    return total - linear * (2 * h * q + 2 * h * kv) + linear * arch.mix.linear.matmul_params(h)
+
+
 def matmul_params(arch: Architecture) -> int:
     """N for 6N: the weights a token multiplies. Every layer's matrices, and the output
     layer once, tied or not; not the input embedding or learned positions (a token reads
     one row: a lookup, not a multiply; Kaplan et al. 2020, Sec. 2.1, count non-embedding
     N), nor biases and norm scales (no matrix multiply). torchtitan's count for Llama,
     parameters less the embedding table, differs only by the norm scales."""
-    return arch.layers * matmul_params_per_layer(arch) + arch.vocab * arch.hidden
+    return stack_matmul_params(arch) + arch.vocab * arch.hidden

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from calculators.formulas.model.architecture import matmul_params, matmul_params_per_layer
+from calculators.formulas.model.architecture import matmul_params, stack_matmul_params
 
 if TYPE_CHECKING:
     from calculators.formulas.model.architecture import Architecture
@@ -107,20 +107,33 @@ def model_flops_per_token(
 
 
 def dense_attention_flops(arch: Architecture) -> float:
-    """``attention_score_flops`` for a dense transformer (Q, K and V heads of one size)."""
-    return attention_score_flops(layers=arch.layers, seq_len=arch.seq_len, heads=arch.heads,
-                                 qk_head_dim=arch.head_dim, v_head_dim=arch.head_dim)
+    """``attention_score_flops`` for a dense transformer (Q, K and V heads of one size),
+    summed over its attention layers at the keys each is charged for
+    (``LayerMix.key_length``): s for full attention, less for a window, the documents'
+    length under document masking (``arch.documents``); none for linear layers."""
+    keys = arch.mix.key_length_sum(arch.layers, arch.seq_len, arch.documents)
+    return 6.0 * keys * arch.heads * 2.0 * arch.head_dim
+
+
+def counted_mixing_flops(arch: Architecture, count: FlopCount = DEFAULT_FLOP_COUNT) -> float:
+    """The sequence mixing ``count`` counts per token: its share of the attention scores,
+    plus the linear-attention layers' recurrence (no mask to halve it: counted whole by
+    every convention that counts attention, left out with it by 6N)."""
+    linear = arch.mix.linear_flops_per_token(arch.layers) if count.attention_share else 0.0
+    return count.attention_share * dense_attention_flops(arch) + linear
 
 
 def dense_model_flops_per_token(
-    arch: Architecture, count: FlopCount = DEFAULT_FLOP_COUNT, params: float | None = None
+    arch: Architecture, count: FlopCount = DEFAULT_FLOP_COUNT, params: float | None = None,
+    flops_per_param_token: float = 6.0,
 ) -> float:
     """``model_flops_per_token`` of a dense transformer: N = ``params`` or the
     architecture's matrix weights (``matmul_params``). Under FULL_ATTENTION it is
     Korthikanti et al. 2022's model FLOPs, 72 B s l h^2 (1 + s/(6h) + V/(12lh)) per
     iteration for the standard GPT shape, and torchtitan's count for Llama."""
     flop_params = float(matmul_params(arch)) if params is None else params
-    return model_flops_per_token(flop_params, dense_attention_flops(arch), count)
+    return (flops_per_param_token * flop_params
+            + flops_per_param_token / 6.0 * counted_mixing_flops(arch, count))
 
 
 def recompute_flops_per_token(
@@ -135,9 +148,9 @@ def recompute_flops_per_token(
     2022, Sec. 6, hardware FLOPs 72 B s l h^2 (1 + s/(3h) + V/(12 l h)), i.e. the
     attention-score term counted twice.
     """
-    attention = count.attention_share * dense_attention_flops(arch)
+    attention = counted_mixing_flops(arch, count)
     if recompute == "full":
-        return 2.0 * arch.layers * matmul_params_per_layer(arch) + attention / 3.0
+        return 2.0 * stack_matmul_params(arch) + attention / 3.0
     if recompute == "selective":
         return attention
     return 0.0

@@ -17,7 +17,6 @@ from typing import TYPE_CHECKING
 from calculators.formulas.model.flops import (
     DEFAULT_FLOP_COUNT,
     FlopCount,
-    attention_score_flops,
     model_flops_per_token,
 )
 from calculators.formulas.moe.shape import LatentAttention as LatentAttention  # noqa: PLC0414
@@ -48,9 +47,11 @@ def gqa_attention_params(hidden: int, attention: GroupedQueryAttention, *, biase
     key/value heads of width d; 4h^2 + 4h for GPT-style MHA (Narayanan et al. 2021, Eq. 2)."""
     q = attention.heads * attention.head_dim
     kv = attention.kv_heads * attention.head_dim
-    weights = 2 * hidden * q + 2 * hidden * kv
+    weights = 2 * hidden * q + 2 * hidden * kv + (hidden * q if attention.output_gate else 0)
     qk_norms = 2 * attention.head_dim if attention.qk_norm else 0
-    return weights + ((q + 2 * kv + hidden) if biases else 0) + qk_norms
+    sinks = attention.heads if attention.sinks else 0
+    bias = (q + 2 * kv + hidden) if biases or attention.bias else 0
+    return weights + bias + qk_norms + sinks
 
 
 def mla_attention_params(hidden: int, attention: LatentAttention) -> int:
@@ -78,15 +79,33 @@ def attention_params(model: MoeArchitecture) -> int:
     return gqa_attention_params(model.hidden, model.attention, biases=model.biases)
 
 
+def mixers_params(model: MoeArchitecture) -> int:
+    """Every layer's token mixer: attention in full and windowed layers, the linear
+    mixer (formulas.model.layer_mix.LinearMixer) in linear-attention ones."""
+    attention = model.mix.attention_layers(model.layers)
+    linear = model.mix.linear
+    others = 0 if linear is None else (model.layers - attention) * linear.params(model.hidden)
+    return attention * attention_params(model) + others
+
+
+def _mixers_beyond_attention(model: MoeArchitecture) -> int:
+    """What the stack's mixers hold beyond one attention per layer (0 when uniform):
+    the per-block counts below are of attention blocks, and totals correct by this."""
+    return mixers_params(model) - model.layers * attention_params(model)
+
+
 def expert_params(model: MoeArchitecture) -> int:
     """One routed expert: a (gated) FFN of width ``expert_ffn``."""
-    return mlp_params(model.hidden, model.expert_ffn, gated=model.gated_mlp, biases=model.biases)
+    return mlp_params(model.hidden, model.expert_ffn, gated=model.gated_mlp,
+                      biases=model.biases or model.expert_bias)
 
 
 def shared_expert_params(model: MoeArchitecture) -> int:
-    """All shared experts of one MoE layer (each token passes through every one)."""
+    """All shared experts of one MoE layer (each token passes through every one), and
+    their output gate when the model has one."""
     one = mlp_params(model.hidden, model.shared_ffn, gated=model.gated_mlp, biases=model.biases)
-    return model.shared_experts * one
+    gate = model.hidden if model.shared_experts and model.shared_expert_gate else 0
+    return model.shared_experts * one + gate
 
 
 def router_params(model: MoeArchitecture) -> int:
@@ -142,7 +161,7 @@ def output_head_params(model: MoeArchitecture) -> int:
 def total_params(model: MoeArchitecture) -> int:
     """The main model: all layers + embedding + output head + final norm (MTP excluded,
     as DeepSeek counts its 671B; README_WEIGHTS.md of deepseek-ai/DeepSeek-V3)."""
-    layers = model.dense_layers * dense_layer_params(model)
+    layers = model.dense_layers * dense_layer_params(model) + _mixers_beyond_attention(model)
     layers += model.moe_layers * moe_layer_params(model)
     return layers + embedding_params(model) + output_head_params(model) + norm_params(model)
 
@@ -153,7 +172,7 @@ def active_params(model: MoeArchitecture) -> int:
     without the table). DeepSeek's published active counts fit ``active_matmul_params``
     instead (see there), although its README_WEIGHTS.md says its 36.7B includes "0.9B
     for Embedding and 0.9B for the output Head"."""
-    layers = model.dense_layers * dense_layer_params(model)
+    layers = model.dense_layers * dense_layer_params(model) + _mixers_beyond_attention(model)
     layers += model.moe_layers * moe_layer_active_params(model)
     return layers + embedding_params(model) + output_head_params(model) + norm_params(model)
 
@@ -233,9 +252,20 @@ def full_attention_flops(model: MoeArchitecture, seq_len: int, *,
         qk, v = a.qk_nope_head_dim + a.qk_rope_head_dim, a.v_head_dim
     else:
         qk = v = a.head_dim
-    layers = model.layers + (model.mtp_modules if include_mtp else 0)
-    return attention_score_flops(layers=layers, seq_len=seq_len, heads=a.heads,
-                                 qk_head_dim=qk, v_head_dim=v)
+    # Each layer at the keys its kind is charged for (formulas.model.layer_mix): s for
+    # full attention, less for a window or under document masking; an MTP module's
+    # block is full attention.
+    mix = model.mix
+    keys = mix.key_length_sum(model.layers, seq_len, model.documents)
+    if include_mtp:
+        keys += model.mtp_modules * mix.key_length("F", seq_len, model.documents)
+    return 6.0 * keys * a.heads * (qk + v)
+
+
+def linear_mixing_flops(model: MoeArchitecture) -> float:
+    """Training FLOPs per token of the linear-attention layers' recurrence (0 without
+    any): counted with the attention by every convention that counts attention."""
+    return model.mix.linear_flops_per_token(model.layers)
 
 
 def moe_model_flops_per_token(model: MoeArchitecture, seq_len: int,
@@ -244,9 +274,11 @@ def moe_model_flops_per_token(model: MoeArchitecture, seq_len: int,
     """Model FLOPs per token of a mixture of experts, the one count
     (formulas.model.flops.model_flops_per_token) with the MTP modules in: k N_active
     plus ``count``'s share of the attention scores."""
-    return model_flops_per_token(float(flop_params(model)),
-                                 full_attention_flops(model, seq_len), count,
-                                 flops_per_param_token)
+    linear = linear_mixing_flops(model) if count.attention_share else 0.0
+    return (model_flops_per_token(float(flop_params(model)),
+                                  full_attention_flops(model, seq_len), count,
+                                  flops_per_param_token)
+            + flops_per_param_token / 6.0 * linear)
 
 
 def router_flops_per_token(model: MoeArchitecture) -> float:

@@ -149,8 +149,11 @@ def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float,
     h, gated = model.hidden, model.gated_mlp
     attn_matmul = _attention_matmul(model)
     heads, _, head_dim = attention_width(model)
-    # 2 s n_h (d_qk + d_v) forward = 4 s x (stand-in attention width).
-    scores = 4.0 * seq_len * (heads * head_dim) * causal_share
+    # 2 s n_h (d_qk + d_v) forward = 4 s x (stand-in attention width); in a stack of
+    # mixed kinds, the mean layer's (formulas.model.layer_mix).
+    scores = model.mix.mean_forward_scores(
+        model.layers, seq_len, model.documents, causal_share=causal_share,
+        flops_per_key=4.0 * heads * head_dim)
     norms = 2 * moe.norm_params(model)
     dense_ffn = _ffn_matmul(h, model.dense_ffn, gated) if model.dense_layers else 0
     up = 0.0

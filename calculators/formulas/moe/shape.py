@@ -12,6 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.formulas.model.layer_mix import UNIFORM, LayerMix
+
 
 def check(condition: bool, message: str) -> None:
     """Raise ``ValueError(message)`` unless ``condition`` holds."""
@@ -25,12 +27,19 @@ class GroupedQueryAttention:
 
     ``head_dim`` need not be hidden / heads (Qwen3-235B-A22B: 64 x 128 = 8,192 > 4,096).
     ``qk_norm``: an RMSNorm of width head_dim on queries and on keys (Qwen3 report, Sec. 2).
+    ``bias``: biases on Q, K, V and the output projection (gpt-oss: attention_bias).
+    ``sinks``: one learned attention-sink logit per head (gpt-oss model card, Sec. 2.1).
+    ``output_gate``: the query projection also produces a sigmoid gate of the attention
+    output, per head (Qwen3-Next's gated attention: q_proj is 2 x heads x head_dim wide).
     """
 
     heads: int
     kv_heads: int
     head_dim: int
     qk_norm: bool = False
+    bias: bool = False
+    sinks: bool = False
+    output_gate: bool = False
 
     def __post_init__(self) -> None:
         check(min(self.heads, self.kv_heads, self.head_dim) >= 1, "attention sizes must be >= 1")
@@ -78,6 +87,10 @@ class MoeArchitecture:
     the checkpoint. ``mtp_modules``: multi-token-prediction depth D (Sec. 2.2), not part of
     the main model. ``learned_positions``: rows of a learned position table (0 for RoPE).
     ``biases``: linear biases and LayerNorm shifts (GPT style; no released MoE here has them).
+    ``expert_bias``: biases on every expert's matrices alone (gpt-oss). ``shared_expert_gate``:
+    a sigmoid gate (one h-wide vector) on the shared experts' output (Qwen3-Next).
+    ``mix``: which token mixer each layer has (formulas.model.layer_mix); ``documents``: the
+    token-weighted document length under document masking (None: no masking).
     """
 
     layers: int
@@ -99,6 +112,10 @@ class MoeArchitecture:
     tied_embeddings: bool = False
     router_bias: bool = False
     mtp_modules: int = 0
+    mix: LayerMix = UNIFORM
+    expert_bias: bool = False
+    shared_expert_gate: bool = False
+    documents: float | None = None
 
     def __post_init__(self) -> None:
         check(min(self.layers, self.hidden, self.vocab, self.expert_ffn) >= 1,
@@ -118,6 +135,8 @@ class MoeArchitecture:
                "the allowed groups hold fewer experts than experts_per_token")
         check(not (self.biases and isinstance(self.attention, LatentAttention)),
                "latent attention is modelled without biases (DeepSeek's attention_bias=false)")
+        check(self.mix.uniform or isinstance(self.attention, GroupedQueryAttention),
+               "mixed layer kinds are modelled with grouped-query attention only")
 
     @property
     def shared_ffn(self) -> int:

@@ -186,6 +186,45 @@ export function bindPresets(widget, onApplied) {
   });
 }
 
+/**
+ * A pasted config.json: the worker reads it (calculators.inputs.hf_config) and answers
+ * the field texts it gives this calculator, or an error naming the field it cannot read.
+ * Applied as a preset of the model's kind is; the line under the box says which fields
+ * were read and which defaults were taken.
+ */
+export function bindConfig(widget, ask, onApplied) {
+  const box = widget.querySelector("[data-config-box]");
+  if (!box) return;
+  box.hidden = false;
+  const area = box.querySelector("textarea[data-config]");
+  const line = box.querySelector("[data-config-applied]");
+  box.querySelector("[data-config-apply]").addEventListener("click", async () => {
+    const text = area.value;
+    setText(line, "Reading the configuration…");
+    let answer;
+    try {
+      [answer] = await Promise.all([ask("config", { calc: widget.dataset.calc, config: text }),
+        addFoldedInputs(widget)]);
+    } catch {
+      answer = null;
+    }
+    if (area.value !== text) return; // edited while it was read: the next click reads it
+    if (!answer || !answer.ok) {
+      const why = answer ? answer.error.message : "the live runtime is unavailable";
+      setText(line, `Not applied: ${why}. The inputs were not changed.`);
+      return;
+    }
+    writeInputs(widget, answer.texts);
+    const preset = { kind: answer.kind, label: answer.name, source: "config.json", texts: answer.texts };
+    applied.set(widget, [...(applied.get(widget) || []).filter((p) => p.kind !== preset.kind), preset]);
+    describePresets(widget);
+    const defaults = answer.defaults.length
+      ? ` Not in the file, so the family's defaults: ${answer.defaults.join(", ")}.` : "";
+    setText(line, `${answer.name}: read ${answer.used.join(", ")}.${defaults}`);
+    onApplied();
+  });
+}
+
 /** After an edit: say whether the applied presets still hold. */
 export function presetsEdited(widget) {
   if (applied.has(widget)) describePresets(widget);

@@ -12,7 +12,7 @@ import {
 } from "./dom.js";
 import { renderComparison, restoreFromLink, runAction, keysFor, THEME_KEYS } from "./share.js";
 import {
-  addFoldedInputs, applyConditions, bindHelp, bindPresets, encodeWidget, hasConditions,
+  addFoldedInputs, applyConditions, bindConfig, bindHelp, bindPresets, encodeWidget, hasConditions,
   presetsEdited, rememberInAddress,
 } from "./form.js";
 import { onReveal, revealAll, revealAround, revealTarget, stopRevealing } from "./reveal.js";
@@ -290,11 +290,13 @@ function bind(widget) {
   }
   bindTools(widget);
   bindHelp(widget);
-  bindPresets(widget, () => {
+  const applied = () => {
     entryOf(widget).choice = null;
     conditionsChanged(widget);
     schedule(widget, 0);
-  });
+  };
+  bindPresets(widget, applied);
+  bindConfig(widget, ask, applied);
   const state = runtimeState();
   if (state === "ready") {
     widget.dataset.runtime = "ready";

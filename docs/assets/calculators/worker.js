@@ -41,12 +41,35 @@ const snapshot = RUNTIME.snapshotURL && typeof DecompressionStream !== "undefine
   : null;
 if (snapshot) snapshot.catch(() => {}); // a failure is handled where it is awaited
 
+// A snapshot is the runtime's whole WebAssembly memory after the calculators were
+// imported, behind a header whose length is the header's second 32-bit word. Pyodide
+// writes it into a fresh instance's memory as it is, and the fresh instance starts at
+// the size its binary declares (30 MiB in Pyodide 314.0.7); once the imported package
+// made the memory grow past that (36 MiB), the write fell out of bounds and every page
+// started without the snapshot. So the module factory is wrapped to grow the memory to
+// the snapshot's size first, with Emscripten's own growMemory (which also renews its
+// views of the memory).
+async function sizedForSnapshot(bytes) {
+  const factory = (await import(new URL("pyodide.asm.mjs", indexURL).href)).default;
+  const header = new DataView(bytes.buffer, bytes.byteOffset, 8).getUint32(4, true);
+  const heapBytes = bytes.byteLength - header;
+  return async (settings) => {
+    const module = await factory(settings);
+    if (module.HEAP8.length < heapBytes) module.growMemory(heapBytes);
+    return module;
+  };
+}
+
 // Resolves to the bridge's call function. The snapshot already holds the calculators,
 // imported (made at build time from this site's wheel), so only a normal start installs
 // the wheel and imports them.
 async function start(loadPyodide, fromSnapshot) {
   const options = { indexURL, lockFileURL, stdout: () => {}, stderr: () => {} };
-  if (fromSnapshot) options._loadSnapshot = await snapshot;
+  if (fromSnapshot) {
+    const bytes = await snapshot;
+    options._loadSnapshot = bytes;
+    options.createPyodideModule = await sizedForSnapshot(bytes);
+  }
   const pyodide = await loadPyodide(options);
   if (!fromSnapshot) await pyodide.loadPackage(RUNTIME.package, { messageCallback: () => {} });
   stamp("pyodide");

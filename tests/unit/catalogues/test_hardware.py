@@ -135,6 +135,8 @@ def test_every_entry_is_tested_and_ids_are_stable() -> None:
     # Presets, docs fences and share links name these ids: they must not change.
     tested = {"a100_40gb_sxm", "a100_80gb_sxm", "h100_sxm", "h800", "h200", "b200", "gb200",
               "b300", "gb300", "mi300x", "mi325x", "mi355x", "tpu_v5p"}
+    # The parts of issue 34, each against its source in test_accelerators_2026.
+    tested |= {"a800", "h20", "tpu_v6e", "tpu_v7", "trainium2", "ascend_910c"}
     assert set(hardware.ACCELERATORS) == tested
 
 

@@ -48,6 +48,14 @@ def test_texts_validate_round_trip_and_compute(calc: calculators.core.calculator
     for name, text in texts.items():
         param = calc.param(name)
         assert param.parse(text) == param.parse(values[name]), (name, text)
+    tp = next((p.default for p in calc.params if p.name == "tp"), None)
+    heads = values.get("heads")
+    if isinstance(tp, int) and isinstance(heads, int) and heads % tp:
+        # A model whose heads the calculator's default TP cannot split (Qwen2.5 7B's 28
+        # heads and the roofline's TP 8): refused by name, not computed wrongly.
+        with pytest.raises(calculators.ValidationError, match="tp: "):
+            calc.compute(texts)
+        return
     result = calc.compute(texts)
     for name in texts:
         assert result.inputs[name] == calc.param(name).parse(values[name])

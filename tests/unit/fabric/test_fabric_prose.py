@@ -17,7 +17,7 @@ import pytest
 
 import calculators
 from bigmodel_guide.fence import find_fences, parse_fence
-from calculators.catalogues import fabrics
+from calculators.catalogues import fabrics, switches
 
 DOCS = Path(__file__).resolve().parents[3] / "docs"
 
@@ -45,6 +45,7 @@ def _run(chapter: str, anchor: str, *, default_switch: bool = False,
     own switch for the calculator's default."""
     inputs = {**_blocks(chapter)[anchor], **over}
     if default_switch:
+        inputs.pop("switch", None)
         inputs.pop("switch_radix", None)
         inputs.pop("switch_port_bandwidth", None)
     result = calculators.compute("fabric_sizing", **inputs)
@@ -63,9 +64,11 @@ def _says(chapter: str, *phrases: str) -> None:
 ])
 def test_published_designs_keep_their_switch(chapter: str, anchor: str) -> None:
     # NVIDIA's SuperPOD tables and DeepSeek's comparison are built on 64-port 400G
-    # switches: their blocks name that switch, whatever the calculator's default is.
-    assert _blocks(chapter)[anchor].get("switch_radix") == \
-        fabrics.SWITCHES["qm9700_ndr"].radix
+    # switches: their blocks name that switch (or its radix), whatever the calculator's
+    # default is.
+    block = _blocks(chapter)[anchor]
+    qm9700 = switches.SWITCHES["qm9700_ndr"]
+    assert block.get("switch") == qm9700.id or block.get("switch_radix") == qm9700.radix
 
 
 def test_network_chapter_superpod_figures() -> None:
@@ -139,3 +142,44 @@ def test_capstone_deepseek_fabric_figures() -> None:
 def test_network_chapter_cites_the_switch_and_hpn() -> None:
     _says("network.md", "SN5000 hardware user manual, Data Interfaces", "Tomahawk 5",
           "Qian et al.", "SIGCOMM 2024", "dual-plane")
+
+
+def test_network_chapter_switch_table_and_two_tier_reach() -> None:
+    # Every row of the chapter's table of switch cuts is what the calculator gives for
+    # that switch with a NIC at the port's speed: k^2/2 on two tiers, k^3/4 on three.
+    for switch in switches.SWITCHES.values():
+        if switch.announced or switch.id in ("qm9700_ndr", "tomahawk4_200g"):
+            continue  # the table names these under another entry of the same cut
+        out = calculators.compute("fabric_sizing", switch=switch.id, num_gpus=64,
+                                  nic_port_bandwidth=switch.port_bytes_per_s)
+        two, three = out.value("max_gpus_two_tiers"), out.value("max_gpus_three_tiers")
+        gbps = switch.port_gbps
+        speed = f"{gbps / 1000:g}T" if gbps >= 1000 else f"{gbps:g}G"
+        _says("network.md", f"| {switch.radix} × {speed} | {two:,} | {three:,} |")
+
+
+def test_network_chapter_2026_fabrics() -> None:
+    big = _run("network.md", "two-tiers-131k")
+    assert (big["tiers"], big["planes"], big["max_gpus_two_tiers"]) == (2, 2, 131_072)
+    _says("network.md",
+          f"{big['leaf_switches']:,} leaves and {big['spine_switches']} spines over the two "
+          f"planes, {big['switches']:,} switches, with {big['host_links']:,} NIC cables and "
+          f"{big['transceivers']:,} link ends with optics")
+    one = _run("network.md", "two-tiers-131k", switch="tomahawk6_400g", planes=1)
+    assert one["tiers"] == 3
+    _says("network.md", f"three tiers for this cluster: {one['switches']:,} switches but "
+                        f"{one['transceivers']:,} link ends")
+    assert one["transceivers"] == big["transceivers"] * 3 // 4  # "a quarter fewer optics"
+    hpn = _run("network.md", "alibaba-hpn-pod")
+    ref = fabrics.get("alibaba_hpn_pod")
+    assert (hpn["leaf_switches"], hpn["spine_switches"]) == (ref.leaf, ref.spine)
+    _says("network.md",
+          f"{hpn['leaf_switches']} ToRs and {hpn['spine_switches']} aggregation switches",
+          f"{hpn['host_links']:,} NIC cables")
+    assert hpn["bisection_fraction"] == pytest.approx(120 / 128)
+
+
+def test_network_chapter_hpn_reach_without_a_core() -> None:
+    hpn = _run("network.md", "alibaba-hpn-pod")
+    _says("network.md", f"two planes of these switches would reach "
+                        f"{hpn['max_gpus_two_tiers']:,} GPUs, k²/2 per plane")

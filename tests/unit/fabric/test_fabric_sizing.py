@@ -16,14 +16,13 @@ from typing import Any
 import pytest
 
 import calculators
-from calculators.catalogues import fabrics, hardware
+from calculators.catalogues import fabrics, hardware, switches
 from calculators.catalogues.presets import presets_for
 
 NDR = 50e9  # 400 Gb/s per direction
 #: The DGX SuperPOD H100/B200 switch, 64 ports of 400G (25.6 Tb/s): the tests of the
 #: SuperPOD's and DeepSeek's figures name it; the calculator's default is 128 ports.
-QM9700 = {"switch_radix": fabrics.SWITCHES["qm9700_ndr"].radix,
-          "switch_port_bandwidth": fabrics.SWITCHES["qm9700_ndr"].port_bytes_per_s}
+QM9700 = {"switch": "qm9700_ndr"}
 
 
 def _fabric(**inputs: object) -> dict[str, Any]:
@@ -36,7 +35,8 @@ def _reference(fabric_id: str) -> dict[str, object]:
     return {"num_gpus": ref.num_gpus, "gpus_per_node": ref.gpus_per_node,
             "nics_per_node": ref.nics_per_node, "nic_port_bandwidth": ref.nic_bytes_per_s,
             "switch_radix": ref.radix, "switch_port_bandwidth": ref.port_bytes_per_s,
-            "topology": ref.topology}
+            "topology": ref.topology, "leaf_oversubscription": ref.leaf_oversubscription,
+            **({} if ref.planes is None else {"planes": ref.planes})}
 
 
 @pytest.mark.parametrize("fabric_id", ["dgx_superpod_h100_4su", "dgx_superpod_b200_16su",
@@ -78,13 +78,15 @@ def test_default_switch_is_the_51_2_tbps_generation() -> None:
     # 8,192 GPUs. The default is now 128 x 400G, a 51.2 Tb/s switch (NVIDIA SN5600,
     # SN5000 hardware user manual, Data Interfaces: 128 ports of 400GbE; Broadcom
     # Tomahawk 5 alike): k^2/2 = 8,192 GPUs in two tiers, k^3/4 = 524,288 in three.
-    switch = fabrics.DEFAULT_SWITCH
+    switch = switches.DEFAULT_SWITCH
     assert (switch.radix, switch.port_bytes_per_s) == (128, NDR)
     assert switch.capacity_bits_per_s == pytest.approx(51.2e12)
-    assert fabrics.SWITCHES["qm9700_ndr"].capacity_bits_per_s == pytest.approx(25.6e12)
+    assert switches.SWITCHES["qm9700_ndr"].capacity_bits_per_s == pytest.approx(25.6e12)
     calc = calculators.get("fabric_sizing")
-    assert calc.param("switch_radix").default == 128
-    assert calc.param("switch_port_bandwidth").default == NDR
+    assert calc.param("switch").default == switch.id
+    # The radix and port speed are overrides, blank by default: the switch fills them.
+    assert calc.param("switch_radix").default is None
+    assert calc.param("switch_port_bandwidth").default is None
     tree = _fabric(topology="fat_tree")
     assert (tree["max_gpus_two_tiers"], tree["max_gpus_three_tiers"]) == (8_192, 524_288)
     # 8,192 GPUs, rail-optimised, non-blocking: 128 leaves + 64 spines, two tiers.

@@ -58,8 +58,15 @@ def test_catalogue_totals_match_their_own_published_figures(entry: moe_models.Mo
     # DeepSeek's "37B" is 1.5% under our 37.55B; see the DeepSeek test above).
     assert moe.total_params(entry.architecture) == pytest.approx(entry.published_total_params,
                                                                  rel=5e-3)
-    assert moe.active_params(entry.architecture) == pytest.approx(
-        entry.published_active_params, rel=0.03)
+    if entry.name == "Qwen3-Next-80B-A3B":
+        # "A3B" is a name, not a count: 3.25B without the tables, 3.87B with them.
+        assert 3e9 < moe.active_matmul_params(entry.architecture) < 3.6e9
+        return
+    # Authors count active parameters with the input table (Mistral) or without it
+    # (DeepSeek, gpt-oss): one of the two conventions gives the stated figure.
+    counts = (moe.active_params(entry.architecture),
+              moe.active_matmul_params(entry.architecture))
+    assert any(n == pytest.approx(entry.published_active_params, rel=0.03) for n in counts)
 
 
 # --- the dense case -------------------------------------------------------------------
@@ -110,7 +117,11 @@ def test_router_flops_are_under_half_a_percent(entry: moe_models.MoeModel) -> No
     # Router: 2 h E forward per MoE layer against ~2 N_active: E is tiny next to 3 h f_e.
     arch = entry.architecture
     share = moe.router_flops_per_token(arch) / (2 * moe.active_matmul_params(arch))
-    assert 0 < share < 0.005
+    # E / (3 f_e (k + s)) of the FFN work: under 0.5% but for the finest-grained experts
+    # (Qwen3-Next: 512 experts of 512, 1.4% of the whole).
+    bound = arch.routed_experts / (3 * arch.expert_ffn * (arch.experts_per_token
+                                                           + arch.shared_experts))
+    assert 0 < share < max(0.005, bound)
 
 
 def test_mtp_adds_its_block_and_a_second_head_pass() -> None:
