@@ -26,6 +26,7 @@ from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.hardware import mfu_basis, peak_flops, peak_note
 from calculators.inputs.layer_mix import documents, layer_mix
 from calculators.inputs.reliability import ESTIMATE_BASIS, goodput_for
+from calculators.training_compute.extension import extension_flops, extension_note, stages_of
 from calculators.training_compute.params import OUTPUTS, PARAMS
 
 #: What the goodput estimate assumes of a run this calculator does not describe: 8 GPUs
@@ -91,10 +92,11 @@ def _flop_params(inputs: Inputs, params: float, notes: list[str]) -> float:
     return params - table
 
 
-def _attention(inputs: Inputs) -> float | None:
+def _attention(inputs: Inputs, length: int | None = None) -> float | None:
     """The attention scores' full training FLOPs per token, 6 L s n_h (d_qk + d_v), when
-    the architecture gives them; heads x head size defaults to the width."""
-    layers, seq_len = inputs.opt("layers"), inputs.opt("seq_len")
+    the architecture gives them; heads x head size defaults to the width. ``length``:
+    at another sequence length than the input's (a context-extension stage)."""
+    layers, seq_len = inputs.opt("layers"), length or inputs.opt("seq_len")
     hidden, heads, head_dim = inputs.opt("hidden"), inputs.opt("heads"), inputs.opt("head_dim")
     if layers is None or seq_len is None:
         return None
@@ -177,7 +179,13 @@ def _training_compute(inputs: Inputs) -> Computed:
     flop_params = _flop_params(inputs, params, notes)
     full = _attention(inputs)
     per_token = model_flops_per_token(flop_params, full or 0.0, count, k)
-    total = per_token * tokens
+    stages = stages_of(inputs)
+    extension, table = extension_flops(
+        stages, lambda length: model_flops_per_token(
+            flop_params, _attention(inputs, length) or 0.0, count, k), per_token)
+    total = per_token * tokens + extension
+    if stages:
+        notes.append(extension_note(stages, extension, per_token * tokens))
     attention = None if full is None else count.attention_share * full * k / 6.0 * tokens
     notes.append(_count_note(count, k, full, per_token, inputs.opt("seq_len")))
     hours = gpu_seconds(total, peak, utilization) / SECONDS_PER_HOUR
@@ -217,9 +225,11 @@ def _training_compute(inputs: Inputs) -> Computed:
             "active_share": active_share,
             "implied_mfu": implied,
             "mfu_basis": mfu_basis(inputs, gpu),
+            "extension_flops": extension if stages else None,
         },
         warnings=warnings,
         notes=notes,
+        table=table,
     )
 
 
@@ -241,6 +251,7 @@ TRAINING_COMPUTE = Calculator(
         "Chowdhery et al. 2022, PaLM, App. B",
         "Touvron et al. 2023, LLaMA, Table 15",
         "torchtitan, torchtitan/models/utils.py (get_dense_model_nparams_and_flops)",
+        "Dubey et al. 2024, The Llama 3 Herd of Models, Sec. 3.4.2 (context extension)",
         "Megatron-LM, megatron/training/training.py (num_floating_point_operations)",
     ),
     # Before the FLOP counts were named (2025): a yes/no for the whole attention term.

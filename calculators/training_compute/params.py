@@ -7,6 +7,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 from calculators.core.spec import Output, Param
+from calculators.formulas.model.context_extension import LLAMA3_FINAL_LENGTH, LLAMA3_STAGES
 from calculators.inputs.hardware import (
     MFU_BASIS_HELP,
     PEAK_FLOPS_PARAM,
@@ -134,6 +135,16 @@ PARAMS: tuple[Param, ...] = (
         "Table 1).",
         advanced=True,
     ),
+    Param("extension_tokens", "Context extension tokens", "float", None, unit="tokens",
+          minimum=0, maximum=1e16, exclusive_minimum=True, optional=True, advanced=True,
+          placeholder="none",
+          help="Tokens of D trained after pre-training at longer and longer sequences "
+          "(Llama 3 405B: about 800B in six stages from 8K to 128K, Sec. 3.4.2)."),
+    Param("extension_length", "Extended sequence length", "int", LLAMA3_FINAL_LENGTH,
+          unit="token", minimum=2, maximum=100_000_000, advanced=True,
+          help="The last stage's sequence. Llama 3: 131,072 (128K)."),
+    Param("extension_stages", "Extension stages", "int", LLAMA3_STAGES, minimum=1,
+          maximum=64, advanced=True, help="Llama 3: six stages (Sec. 3.4.2)."),
     *(replace(p, advanced=True) for p in (*LAYER_MIX_PARAMS, *DOCUMENT_PARAMS)
       if not p.name.startswith("linear_")),
 )
@@ -166,4 +177,7 @@ OUTPUTS: tuple[Output, ...] = (
            help="C / (reported GPU-hours x peak), in C's count, as if every reported "
            "hour trained."),
     Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
+    Output("extension_flops", "Context extension's added compute", "FLOP", "sci",
+           help="What the extension stages add to C over the same tokens at the "
+           "pre-training sequence length."),
 )

@@ -5,6 +5,7 @@ kept), and a choice that does not go with the others is disabled with its reason
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 import pytest
@@ -186,4 +187,30 @@ def test_an_algorithm_the_collective_lacks_is_disabled_with_the_reason(
     label = ring.get_attribute("data-label") or ""
     assert (ring.text_content() or "").startswith(f"{label} (")  # and then the reason
     assert page.input_value(f"{widget} [name=algorithm]") != "ring"
+    watch.assert_clean()
+
+
+def test_a_pasted_config_fills_the_model_and_says_what_it_read(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    page, watch = watched_page
+    widget = "#gemma3-parameters"
+    fixtures = Path(__file__).parents[1] / "fixtures" / "hf_configs"
+    page.goto(f"{site_url}/dense/")
+    box = f"{widget} [data-config-box]"
+    page.click(f"{box} summary")
+    page.fill(f"{box} textarea[data-config]", (fixtures / "Qwen__Qwen3-8B.json").read_text())
+    page.click(f"{box} [data-config-apply]")
+    line = page.locator(f"{box} [data-config-applied]")
+    line.filter(has_text="read").wait_for(timeout=LIVE_MS)
+    _ready(page, widget)
+    assert page.input_value(f"{widget} [name=layers]") == "36"
+    assert _raw(page, "params", widget) == 8_190_735_360  # the Hub's count for Qwen3-8B
+    assert "num_hidden_layers" in (line.text_content() or "")
+    # A mixture of experts in a dense calculator is refused, and nothing changes.
+    page.fill(f"{box} textarea[data-config]",
+              (fixtures / "openai__gpt-oss-120b.json").read_text())
+    page.click(f"{box} [data-config-apply]")
+    line.filter(has_text="Not applied").wait_for(timeout=LIVE_MS)
+    assert "mixture of experts" in (line.text_content() or "")
+    assert page.input_value(f"{widget} [name=layers]") == "36"
     watch.assert_clean()

@@ -18,6 +18,7 @@ experts) is the same in every layer kind.
 
 from __future__ import annotations
 
+import math
 import re
 from dataclasses import dataclass
 
@@ -179,7 +180,7 @@ class LayerMix:
     def key_length_sum(self, layers: int, seq_len: int, document: float | None = None) -> float:
         """The sum of ``key_length`` over every layer: what replaces layers x s in the
         attention-score FLOPs (``flops.attention_score_flops``)."""
-        return sum(self.count(layers, kind) * self.key_length(kind, seq_len, document)
+        return math.fsum(self.count(layers, kind) * self.key_length(kind, seq_len, document)
                    for kind in (FULL, WINDOW))
 
     def linear_flops_per_token(self, layers: int) -> float:
@@ -189,20 +190,26 @@ class LayerMix:
         return self.count(layers, LINEAR) * self.linear.mixing_flops_per_token()
 
 
+    def kind_forward_scores(self, kind: str, seq_len: int, documents: float | None, *,
+                            causal_share: float, flops_per_key: float) -> float:
+        """Forward sequence-mixing FLOPs per token of one layer of ``kind``, as a kernel
+        runs them: ``flops_per_key`` (2 n_h (d_qk + d_v)) per key it computes (a fused
+        causal kernel, ``causal_share`` 1/2, skips what the window and the document mask
+        leave out; a materialised one, share 1, computes the whole s x s matrix whatever
+        the mask); a linear layer, a third of its training recurrence."""
+        if kind == LINEAR:
+            return 0.0 if self.linear is None else self.linear.mixing_flops_per_token() / 3.0
+        if causal_share < 1.0:
+            return causal_share * flops_per_key * self.key_length(kind, seq_len, documents)
+        return flops_per_key * float(seq_len)
+
     def mean_forward_scores(self, layers: int, seq_len: int, documents: float | None, *,
                             causal_share: float, flops_per_key: float) -> float:
-        """Forward sequence-mixing FLOPs per token of the mean layer, as a kernel runs
-        them: ``flops_per_key`` (2 n_h (d_qk + d_v)) per key, over the keys each layer
-        computes (a fused causal kernel, ``causal_share`` 1/2, skips what the window and
-        the document mask leave out; a materialised one, share 1, computes the whole
-        s x s matrix whatever the mask), plus a third of the linear layers' training
-        recurrence. The planners price every layer as this mean one."""
-        if causal_share < 1.0:
-            keys = self.key_length_sum(layers, seq_len, documents)
-        else:
-            keys = float(self.attention_layers(layers) * seq_len)
-        linear = self.linear_flops_per_token(layers) / 3.0
-        return (causal_share * flops_per_key * keys + linear) / layers
+        """``kind_forward_scores`` of the stack's mean layer: what the planners price every
+        layer at (their stage splits weigh the kinds, formulas.planner.kind_weights)."""
+        return math.fsum(self.count(layers, kind) * self.kind_forward_scores(
+            kind, seq_len, documents, causal_share=causal_share, flops_per_key=flops_per_key)
+            for kind in KINDS) / layers
 
 
 UNIFORM = LayerMix()

@@ -63,8 +63,14 @@ def _attention(model: MoeArchitecture, tokens: int, tp: int,
         shape = AttentionShape(1, heads, 1, 1, qk, a.v_head_dim, 1.0)
         return gemms, tuple(light), shape, rotary, norms
     heads, kv = max(1, a.heads // tp), max(1, a.kv_heads // tp)
-    gemms = [(tokens, (heads + 2 * kv) * a.head_dim, h, True),
+    gate = heads if a.output_gate else 0  # Qwen3-Next's gate comes out of q_proj
+    gemms = [(tokens, (heads + gate + 2 * kv) * a.head_dim, h, True),
              (tokens, h, heads * a.head_dim, True)]
+    beyond = ml.mean_mixer_matmul(model) - ml.attention_matmul(model)
+    if beyond > 0:
+        # Linear-attention layers project more than attention does: the mean layer's
+        # extra, as one more GEMM of the input (formulas.model.layer_mix).
+        gemms.append((tokens, max(1, beyond // (h * tp)), h, True))
     norms = 4.0 * tokens * (heads + kv) * a.head_dim if a.qk_norm else 0.0
     shape = AttentionShape(1, heads, 1, 1, a.head_dim, a.head_dim, 1.0)
     return gemms, (), shape, float(tokens * (heads + kv) * a.head_dim), norms
@@ -105,8 +111,16 @@ def block_times(model: MoeArchitecture, kind: int, machine: Machine, *, tp: int,
     ffn, ffn_elements, copies = _ffn(model, kind, tokens, tp)
     if kind == ml.MTP:  # the 2h -> h projection of the MTP module (Eq. 21)
         ffn.append((tokens, h, 2 * h, True))
+    share = 0.5 if attention == "fused" else 1.0
+    if not model.mix.uniform or model.documents is not None:
+        # The mean layer of a mixed stack (formulas.model.layer_mix), as the share of the
+        # s x s matrix it computes.
+        per_key = 2.0 * model.attention.heads * (core.qk_dim + core.v_dim)
+        share = model.mix.mean_forward_scores(
+            model.layers, seq_len, model.documents, causal_share=share,
+            flops_per_key=per_key) / (per_key * seq_len)
     shape = replace(core, sequences=micro_batch, q_len=seq_len // cp, kv_len=seq_len,
-                    causal_share=0.5 if attention == "fused" else 1.0)
+                    causal_share=share)
     work = BlockWork(
         gemms=(*att, *ffn), up=len(att), attention=shape, tokens=tokens, hidden=h,
         ffn_elements=ffn_elements, gated=model.gated_mlp, rotary_elements=rotary,

@@ -87,12 +87,26 @@ class Block:
         return 3.0 * self.attention if mode == "selective" else 0.0
 
 
-def _attention_matmul(model: moe.MoeArchitecture) -> int:
-    """Attention's matrix weights, without the norm scales (QK-norm, MLA's latent norms)."""
+def attention_matmul(model: moe.MoeArchitecture) -> int:
+    """Attention's matrix weights, without the norm scales (QK-norm, MLA's latent norms);
+    with the output gate's share of the query projection where the model has one."""
     a = model.attention
     if isinstance(a, moe.LatentAttention):
         return moe.mla_attention_params(model.hidden, a) - a.q_lora_rank - a.kv_lora_rank
-    return 2 * model.hidden * a.heads * a.head_dim + 2 * model.hidden * a.kv_heads * a.head_dim
+    q = a.heads * a.head_dim
+    return (2 * model.hidden * q + 2 * model.hidden * a.kv_heads * a.head_dim
+            + (model.hidden * q if a.output_gate else 0))
+
+
+def mean_mixer_matmul(model: moe.MoeArchitecture) -> int:
+    """The matrix weights of the stack's mean token mixer: attention's, or averaged with
+    the linear-attention layers' projections (formulas.model.layer_mix)."""
+    linear = model.mix.linear
+    if linear is None:
+        return attention_matmul(model)
+    attention = model.mix.attention_layers(model.layers)
+    others = (model.layers - attention) * linear.matmul_params(model.hidden)
+    return (attention * attention_matmul(model) + others) // model.layers
 
 
 def _ffn_matmul(hidden: int, ffn: int, gated: bool) -> int:
@@ -147,7 +161,7 @@ def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float,
            fp8: bool = False) -> tuple[Block, ...]:
     """The three kinds of block (dense, MoE, MTP), indexed by ``KINDS``."""
     h, gated = model.hidden, model.gated_mlp
-    attn_matmul = _attention_matmul(model)
+    attn_matmul = mean_mixer_matmul(model)
     heads, _, head_dim = attention_width(model)
     # 2 s n_h (d_qk + d_v) forward = 4 s x (stand-in attention width); in a stack of
     # mixed kinds, the mean layer's (formulas.model.layer_mix).

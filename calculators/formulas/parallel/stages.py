@@ -156,6 +156,14 @@ class StageSplit:
                 f"{last} on the last")
         return f"{head}{middle}, {tail}"
 
+    def rank_layer_indices(self, rank: int) -> tuple[int, ...]:
+        """The model's layers that ``rank`` holds, by index, chunk by chunk."""
+        held: list[int] = []
+        for j in self.rank_chunks(rank):
+            start = self.chunk_start(j)
+            held.extend(range(start, start + self.global_chunk_layers(j)))
+        return tuple(held)
+
     def rank_layers(self, rank: int) -> int:
         if rank in self._interesting_layers:
             return self._interesting_layers[rank]
@@ -241,13 +249,17 @@ def split_variants(layers: int, stages: int, chunks_per_rank: int = 1,
 
 
 def balanced_split(variants: tuple[StageSplit, ...],
-                   rank_seconds: Callable[[StageSplit, int], float]) -> StageSplit:
+                   rank_seconds: Callable[[StageSplit, int], float], *,
+                   every_rank: bool = False) -> StageSplit:
     """The variant whose slowest rank of interest takes least (``rank_seconds`` of a
     split and a rank, per micro-batch); ties go to the earlier (Llama 3's split, which
-    also keeps the first rank, the one with the most micro-batches in flight, light)."""
+    also keeps the first rank, the one with the most micro-batches in flight, light).
+    ``every_rank``: weigh every rank (layers of different kinds make any rank the
+    slowest, not only the ranks of interest)."""
     best, best_s = variants[0], math.inf
     for split in variants:
-        slowest = max(rank_seconds(split, r) for r in split.ranks_of_interest)
+        ranks = range(split.stages) if every_rank else split.ranks_of_interest
+        slowest = max(rank_seconds(split, r) for r in ranks)
         if slowest < best_s * (1.0 - 1e-9):
             best, best_s = split, slowest
     return best

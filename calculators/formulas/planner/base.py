@@ -16,6 +16,7 @@ from calculators.formulas.parallel.placement import group_per_domain
 from calculators.formulas.parallel.stages import SplitError, balanced_split
 from calculators.formulas.planner import layer_costs as costs
 from calculators.formulas.planner import layout_cost as lc
+from calculators.formulas.planner.kind_weights import kind_weights, weighted_layers
 from calculators.formulas.planner.layout import Layout
 from calculators.formulas.planner.sizes import shard_groups
 
@@ -81,11 +82,16 @@ class LayoutBase:
         act, costs = width.act, width.stack
         times = costs.times
         layer = times.forward_s + times.backward_s
+        # A stack of mixed kinds weighs each rank's layers by kind (kind_weights); then
+        # any rank may be the slowest, so every rank is weighed.
+        weights = kind_weights(arch, times, options.attention)
+        run = weighted_layers(arch, weights)
         if split is None:
             # The output layer sits on the last rank: where it outweighs the layers it
             # displaces, the variant with a lighter last stage is faster.
-            split = balanced_split(variants, lambda sp, rank: sp.compute_layers(rank) * layer
-                                   + sp.output_share(rank) * costs.output_s)
+            split = balanced_split(variants, lambda sp, rank: run(sp, rank) * layer
+                                   + sp.output_share(rank) * costs.output_s,
+                                   every_rank=bool(weights))
         self.split = split
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
@@ -104,9 +110,9 @@ class LayoutBase:
         # Per rank of interest: layers run per micro-batch (half of the two copies under
         # DualPipe) and their compute with the rank's share of the output layer.
         self.ranks = [(split.compute_layers(rank),
-                       split.compute_layers(rank) * layer
-                       + split.output_share(rank) * costs.output_s)
-                      for rank in split.ranks_of_interest]
+                       run(split, rank) * layer + split.output_share(rank) * costs.output_s)
+                      for rank in (range(split.stages) if weights
+                                   else split.ranks_of_interest)]
         self.slowest: dict[str, tuple[float, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}
         # Per (ZeRO stage, shard): the data-parallel collectives and the optimizer step,

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
 
     from calculators.formulas.model.architecture import Architecture
     from calculators.formulas.parallel.memory import StateBytes
+    from calculators.formulas.parallel.stages import StageSplit
     from calculators.formulas.planner.layout import Cluster, Options
     from calculators.formulas.planner.memo import Memo
     from calculators.formulas.planner.sizes import Sizes
@@ -84,10 +85,20 @@ class Floors:
             assert variants  # the candidates have checked it
             schedule = self.opts.schedule if pp > 1 else "1f1b"
             hit = self._ranks[pp] = (tuple(
-                tuple((split.compute_layers(r), split.output_share(r))
-                      for r in split.ranks_of_interest) for split in variants),
+                self._floor_ranks(split) for split in variants),
                 self.opts.sends(pp) * lc.pp_exposed_share(schedule, self.cluster.overlap))
         return hit
+
+    def _floor_ranks(self, split: StageSplit) -> tuple[tuple[float, float], ...]:
+        """The ranks of interest, or, in a stack of mixed kinds (whose ranks the step
+        model weighs by kind, formulas.planner.kind_weights), what any split's slowest
+        rank runs at least: the average rank's layers, and the output layer's rank."""
+        if self.arch.mix.uniform:
+            return tuple((split.compute_layers(r), split.output_share(r))
+                         for r in split.ranks_of_interest)
+        average = split.layers / split.stages
+        return ((average, 0.0), *((0.0, split.output_share(r)) for r in range(split.stages)
+                                  if split.output_share(r)))
 
     @staticmethod
     def _slot(variants: tuple[tuple[tuple[float, float], ...], ...], per_layer: float,

@@ -1,0 +1,66 @@
+"""The staged context extension in ``training_compute``: which of the run's tokens are
+trained at which sequence length, and what each stage adds to C
+(formulas.model.context_extension)."""
+
+from __future__ import annotations
+
+import math
+from typing import TYPE_CHECKING
+
+from calculators.core.calculator import Table
+from calculators.core.spec import ValidationError
+from calculators.formulas.model.context_extension import ExtensionStage, extension_stages
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from calculators.core.calculator import Inputs
+
+
+def stages_of(inputs: Inputs) -> tuple[ExtensionStage, ...]:
+    """The extension's stages, or none when ``extension_tokens`` is blank."""
+    tokens = inputs.opt("extension_tokens")
+    if tokens is None:
+        return ()
+    start = inputs.opt("seq_len")
+    if start is None or inputs.opt("layers") is None:
+        raise ValidationError("extension_tokens", "an extension is priced by its attention: "
+                              "give the sequence length, the layers and the heads or width")
+    final = inputs.whole("extension_length")
+    if final <= start:
+        raise ValidationError("extension_length", f"{final:,} tokens is not longer than the "
+                              f"pre-training sequence of {int(start):,}")
+    if tokens > inputs.num("tokens"):
+        raise ValidationError("extension_tokens", "the extension's tokens are part of D, "
+                              "so they cannot be more than D")
+    return extension_stages(int(start), final, inputs.whole("extension_stages"), tokens)
+
+
+def extension_flops(stages: tuple[ExtensionStage, ...], per_token_at: Callable[[int], float],
+                    base: float) -> tuple[float, Table | None]:
+    """What the stages add to C over training their tokens at the pre-training length
+    (``base`` FLOPs per token), and a table of the stages."""
+    if not stages:
+        return 0.0, None
+    rows, extra = [], 0.0
+    for stage in stages:
+        per_token = per_token_at(stage.seq_len)
+        extra += (per_token - base) * stage.tokens
+        rows.append((f"{stage.seq_len:,}", f"{stage.tokens:.3g}", f"{per_token:.3g}",
+                     f"{per_token / base:.2f}x"))
+    return extra, Table(("Sequence length", "Tokens", "FLOPs per token", "Against pre-training"),
+                        tuple(rows), caption="Context extension, stage by stage (lengths "
+                        "grow geometrically and tokens are shared equally: an assumption)")
+
+
+def extension_note(stages: tuple[ExtensionStage, ...], extra: float, at_start: float) -> str:
+    """The stages in words: lengths, tokens and what they add to C."""
+    tokens = math.fsum(stage.tokens for stage in stages)
+    lengths = ", ".join(f"{stage.seq_len:,}" for stage in stages)
+    return (f"Context extension: {tokens:.3g} of the tokens in {len(stages)} stages of "
+            f"{lengths} tokens, adding {extra:.3g} FLOP ({extra / at_start:.1%}) to what "
+            "they would cost at the pre-training length. The report gives the stages' "
+            "number and total tokens, not each stage's length and share: geometric "
+            "lengths and equal shares are an assumption. Long sequences also run at a "
+            "lower MFU (Llama 3 405B, Table 4: 38% at 131K against 41-43% at 8K), "
+            "which the single MFU here does not model.")
