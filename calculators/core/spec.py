@@ -111,6 +111,8 @@ class Param:
     placeholder: str = ""
     #: Shown under "More inputs" (collapsed unless the example sets it).
     advanced: bool = False
+    #: Rows of a text input's box: 1 is a one-line field (a pattern), more a list.
+    lines: int = 4
     #: The input applies only while this condition holds (e.g. only to sparse models):
     #: the page hides it otherwise and keeps its value. The calculator must not read it
     #: then (tests/unit/core/test_page_declarations.py checks that it changes no output).

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
 
 LAYER_MIX_PARAMS: tuple[Param, ...] = (
-    Param("layer_pattern", "Layer pattern", "text", None, optional=True,
+    Param("layer_pattern", "Layer pattern", "text", None, optional=True, lines=1,
           placeholder="F: every layer full attention",
           help="The repeating unit of layer kinds, first layer first: F full attention, S "
           "sliding window, L linear attention (Gated DeltaNet), each with an optional "

@@ -12,7 +12,19 @@ import { loadPyodide } from "pyodide";
 const [wheel, casesPath, snapshotPath] = process.argv.slice(2);
 const cases = JSON.parse(await readFile(casesPath, "utf8"));
 const options = { stdout: () => {}, stderr: (line) => process.stderr.write(line + "\n") };
-if (snapshotPath) options._loadSnapshot = gunzipSync(await readFile(snapshotPath));
+if (snapshotPath) {
+  const bytes = gunzipSync(await readFile(snapshotPath));
+  options._loadSnapshot = bytes;
+  // As the site's worker does (sizedForSnapshot in worker.js): the snapshot's memory can
+  // be larger than the one a fresh runtime starts with, so it is grown first.
+  const factory = (await import("pyodide/pyodide.asm.mjs")).default;
+  const heapBytes = bytes.byteLength - bytes.readUInt32LE(4);
+  options.createPyodideModule = async (settings) => {
+    const module = await factory(settings);
+    if (module.HEAP8.length < heapBytes) module.growMemory(heapBytes);
+    return module;
+  };
+}
 const pyodide = await loadPyodide(options);
 if (!snapshotPath) await pyodide.loadPackage(pathToFileURL(wheel).href, { messageCallback: () => {} });
 // What the runtime holds before the first call: from the snapshot, every module.
