@@ -9,7 +9,7 @@ from calculators.formulas.model.architecture import (
     embedding_params,
     layer_params,
     megatron_params,
-    mixer_params,
+    mixers_params,
     mlp_params,
     norm_params,
     total_params,
@@ -23,8 +23,7 @@ def _model_params(inputs: Inputs) -> Computed:
     eq2 = megatron_params(arch.layers, arch.hidden, arch.vocab, arch.seq_len)
     n = arch.layers
     rows = [
-        ("Attention and linear mixers (all layers)",
-         sum(arch.mix.count(n, kind) * mixer_params(arch, kind) for kind in "FSL")),
+        ("Attention and linear mixers (all layers)", mixers_params(arch)),
         ("MLP (all layers)", n * mlp_params(arch)),
         ("Norms (all layers + final)", (arch.norms_per_layer * n + 1) * norm_params(arch)),
         ("Token embedding", arch.vocab * arch.hidden),

@@ -26,7 +26,7 @@ from calculators.catalogues.preset_base import (
     Preset,
     PresetValue,
 )
-from calculators.catalogues.released_models import RELEASED_DENSE
+from calculators.catalogues.released_models import RELEASED_DENSE, dense_shape
 from calculators.formulas.model.layer_mix import compact_pattern
 from calculators.formulas.moe.shape import LatentAttention
 from calculators.formulas.sparse import embeddings
@@ -36,17 +36,11 @@ if TYPE_CHECKING:
 
 # --- dense transformer models ------------------------------------------------------
 
-_LLAMA: dict[str, PresetValue] = {
-    "model_kind": "dense", "gated_mlp": True, "biases": False, "position_embedding": "rotary",
-    "tied_embeddings": False, **PLAIN_DENSE}
-
-
 def _llama(*, layers: int, hidden: int, heads: int, kv_heads: int, ffn: int, vocab: int,
            seq_len: int) -> dict[str, PresetValue]:
-    """Llama-family shape: SwiGLU, RMSNorm (no biases), RoPE, untied output, head dim 128."""
-    return {"layers": layers, "hidden": hidden, "heads": heads, "kv_heads": kv_heads,
-            "head_dim": hidden // heads, "ffn_hidden": ffn, "vocab": vocab,
-            "seq_len": seq_len, **_LLAMA}
+    """Llama-family shape: head dim hidden / heads (128 in every Llama here)."""
+    return dense_shape(layers=layers, hidden=hidden, heads=heads, kv_heads=kv_heads,
+                       head_dim=hidden // heads, ffn=ffn, vocab=vocab, seq_len=seq_len)
 
 
 # --- mixture-of-experts models --------------------------------------------------------

@@ -177,7 +177,7 @@ def architecture(inputs: Inputs) -> Architecture:
         qk_norm=inputs.flag("qk_norm"),
         norms_per_layer=inputs.whole("norms_per_layer"),
         layernorm=inputs.flag("layernorm"),
-        documents=documents(inputs, inputs.whole("seq_len")),
+        documents=documents(inputs),
     )
 
 

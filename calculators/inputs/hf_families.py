@@ -12,18 +12,16 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.catalogues.preset_base import PLAIN_DENSE, PLAIN_STACK, PresetValue
 from calculators.formulas.model.layer_mix import compact_pattern
 from calculators.inputs.hf_fields import ConfigError, Fields
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-Values = dict[str, "float | int | str | bool"]
+Values = dict[str, PresetValue]
 
 _LAYER_TYPES = {"full_attention": "F", "sliding_attention": "S", "linear_attention": "L"}
-#: Inputs a stack of one kind leaves blank, so that nothing of a previous model stays.
-PLAIN_STACK: Values = {"layer_pattern": "", "attention_window": "", "linear_key_heads": "",
-                       "linear_value_heads": "", "linear_head_dim": ""}
 
 
 def _attention(f: Fields, vocab: int | None = None) -> Values:
@@ -70,9 +68,7 @@ def _dense(f: Fields, vocab: int | None = None, *, tied: bool = False,
            **extra: float | int | str | bool) -> Values:
     values: Values = {"model_kind": "dense", **_attention(f, vocab),
                       "ffn_hidden": f.whole("intermediate_size"), "gated_mlp": True,
-                      "biases": False, "position_embedding": "rotary",
-                      "qkv_bias": False, "qk_norm": False, "norms_per_layer": 2,
-                      "layernorm": False, **PLAIN_STACK}
+                      "biases": False, "position_embedding": "rotary", **PLAIN_DENSE}
     values["tied_embeddings"] = f.flag("tie_word_embeddings", tied)
     return {**values, **extra}
 

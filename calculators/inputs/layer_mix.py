@@ -81,6 +81,10 @@ def layer_mix(inputs: Inputs) -> LayerMix:
     if WINDOW in pattern and window is None:
         raise ValidationError("attention_window", "S layers need the sliding window size")
     linear = None
+    if LINEAR in pattern and "linear_key_heads" not in inputs:
+        raise ValidationError("layer_pattern", "linear-attention layers (L) are priced by "
+                              "the calculators that take their heads (the planners, "
+                              "moe_step); here use F and S")
     if LINEAR in pattern:
         keys = inputs.opt("linear_key_heads")
         if keys is None:
@@ -96,12 +100,13 @@ def layer_mix(inputs: Inputs) -> LayerMix:
     return LayerMix(pattern, int(window or 0), linear)
 
 
-def documents(inputs: Inputs, seq_len: int) -> float | None:
-    """The token-weighted document length attention sees, or None without masking (or
-    in a calculator without the document inputs)."""
+def documents(inputs: Inputs, length: int | None = None) -> float | None:
+    """The token-weighted document length attention sees in sequences of ``length``
+    (default: the ``seq_len`` input), or None without masking (or in a calculator
+    without the document inputs, or without a sequence length)."""
     if "mean_document" not in inputs:
         return None
-    mean = inputs.opt("mean_document")
-    if mean is None:
+    mean, seq_len = inputs.opt("mean_document"), length or inputs.opt("seq_len")
+    if mean is None or seq_len is None:
         return None
-    return document_length(mean, seq_len, inputs.num("document_spread"))
+    return document_length(mean, int(seq_len), inputs.num("document_spread"))

@@ -204,7 +204,7 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
         mix=mix,
         expert_bias=inputs.flag("expert_bias"),
         shared_expert_gate=inputs.flag("shared_expert_gate"),
-        documents=documents(inputs, inputs.whole("seq_len")) if "seq_len" in inputs else None,
+        documents=documents(inputs),
     )
 
 

@@ -114,13 +114,9 @@ def _attention(inputs: Inputs, length: int | None = None) -> float | None:
     full = attention_score_flops(layers=int(layers), seq_len=int(seq_len), heads=int(heads),
                                  qk_head_dim=head_dim, v_head_dim=v_head_dim)
     # Sliding windows and document masking charge fewer keys than the whole sequence
-    # (formulas.model.layer_mix); linear-attention layers are the planners' to price.
-    mix = layer_mix(type(inputs)({**inputs, "linear_key_heads": None,
-                                  "linear_value_heads": None, "linear_head_dim": None}))
-    if "L" in mix.pattern:
-        raise ValidationError("layer_pattern", "linear-attention layers (L) are priced by "
-                              "the planners and moe_step; here use F and S")
-    keys = mix.key_length_sum(int(layers), int(seq_len), documents(inputs, int(seq_len)))
+    # (formulas.model.layer_mix).
+    keys = layer_mix(inputs).key_length_sum(int(layers), int(seq_len),
+                                            documents(inputs, int(seq_len)))
     return full * keys / (int(layers) * int(seq_len))
 
 

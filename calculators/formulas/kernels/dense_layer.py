@@ -223,14 +223,10 @@ def layer_times(arch: Architecture, machine: Machine, *, tp: int, cp: int, micro
     gate = 2 if arch.gated_mlp else 1
     gemms = ((tokens, (q + 2 * kv) // tp, h, True), (tokens, h, q // tp, True),
              (tokens, gate * f // tp, h, True), (tokens, h, f // tp, True))
-    share = 0.5 if attention == "fused" else 1.0
-    if not arch.mix.uniform or arch.documents is not None:
-        # The mean layer of a mixed stack (formulas.model.layer_mix), as the share of the
-        # s x s matrix it computes.
-        per_key = 4.0 * arch.heads * arch.head_dim
-        share = arch.mix.mean_forward_scores(
-            arch.layers, arch.seq_len, arch.documents, causal_share=share,
-            flops_per_key=per_key) / (per_key * arch.seq_len)
+    # The mean layer of a mixed stack (formulas.model.layer_mix).
+    share = arch.mix.mean_share(arch.layers, arch.seq_len, arch.documents,
+                                causal_share=0.5 if attention == "fused" else 1.0,
+                                flops_per_key=4.0 * arch.heads * arch.head_dim)
     shape = AttentionShape(micro_batch, arch.heads // tp, arch.seq_len // cp, arch.seq_len,
                            arch.head_dim, arch.head_dim, share)
     work = BlockWork(

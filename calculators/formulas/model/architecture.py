@@ -112,22 +112,22 @@ def mixer_params(arch: Architecture, kind: str = FULL) -> int:
     return arch.mix.linear.params(arch.hidden)
 
 
-def _block(arch: Architecture, kind: str) -> int:
-    return mixer_params(arch, kind) + mlp_params(arch) + arch.norms_per_layer * norm_params(arch)
+def mixers_params(arch: Architecture) -> int:
+    """Every layer's token mixer, each by its kind."""
+    kinds = arch.mix.kinds(arch.layers)
+    return sum(kinds.count(kind) * mixer_params(arch, kind) for kind in set(kinds))
 
 
 def stack_params(arch: Architecture) -> int:
-    """Every layer, each by its kind."""
-    kinds = arch.mix.kinds(arch.layers)
-    return sum(kinds.count(kind) * _block(arch, kind) for kind in set(kinds))
+    """Every layer: its mixer by its kind, the MLP and the norms."""
+    per_layer = mlp_params(arch) + arch.norms_per_layer * norm_params(arch)
+    return mixers_params(arch) + arch.layers * per_layer
 
 
 def layer_params(arch: Architecture) -> int:
     """One transformer block: attention + MLP + two norms (12h^2 + 13h in Eq. 2). In a
     stack of mixed kinds, the mean block (rounded), which is what a pipeline stage of n
     layers holds on average; ``stack_params`` is exact."""
-    if arch.mix.uniform:
-        return _block(arch, FULL)
     return round(stack_params(arch) / arch.layers)
 
 

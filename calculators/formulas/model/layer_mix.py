@@ -212,6 +212,17 @@ class LayerMix:
             for kind in KINDS) / layers
 
 
+    def mean_share(self, layers: int, seq_len: int, documents: float | None, *,
+                   causal_share: float, flops_per_key: float) -> float:
+        """The mean layer as the share of the s x s score matrix an attention kernel
+        computes (what ``AttentionShape.causal_share`` holds): ``causal_share`` itself
+        for a uniform stack without document masking."""
+        if self.uniform and documents is None:
+            return causal_share
+        return self.mean_forward_scores(layers, seq_len, documents, causal_share=causal_share,
+                                        flops_per_key=flops_per_key) / (flops_per_key * seq_len)
+
+
 UNIFORM = LayerMix()
 
 

@@ -111,14 +111,11 @@ def block_times(model: MoeArchitecture, kind: int, machine: Machine, *, tp: int,
     ffn, ffn_elements, copies = _ffn(model, kind, tokens, tp)
     if kind == ml.MTP:  # the 2h -> h projection of the MTP module (Eq. 21)
         ffn.append((tokens, h, 2 * h, True))
-    share = 0.5 if attention == "fused" else 1.0
-    if not model.mix.uniform or model.documents is not None:
-        # The mean layer of a mixed stack (formulas.model.layer_mix), as the share of the
-        # s x s matrix it computes.
-        per_key = 2.0 * model.attention.heads * (core.qk_dim + core.v_dim)
-        share = model.mix.mean_forward_scores(
-            model.layers, seq_len, model.documents, causal_share=share,
-            flops_per_key=per_key) / (per_key * seq_len)
+    # The mean layer of a mixed stack (formulas.model.layer_mix).
+    share = model.mix.mean_share(model.layers, seq_len, model.documents,
+                                 causal_share=0.5 if attention == "fused" else 1.0,
+                                 flops_per_key=2.0 * model.attention.heads
+                                 * (core.qk_dim + core.v_dim))
     shape = replace(core, sequences=micro_batch, q_len=seq_len // cp, kv_len=seq_len,
                     causal_share=share)
     work = BlockWork(

@@ -20,31 +20,18 @@ from calculators.catalogues import hardware
 from calculators.catalogues.kernel_speeds import KERNEL_SPEEDS
 from calculators.catalogues.link_speeds import LINK_SPEEDS, SCALE_UP_LINK
 from calculators.core.spec import ValidationError
+from tests.unit.catalogues.entry_figures import check_figures
 
 T, P, E, GB, TB, TBPS = 1e12, 1e15, 1e18, 1e9, 1e12, 1e12
 REL = 1e-3
 NEW = ("a800", "h20", "tpu_v6e", "tpu_v7", "trainium2", "ascend_910c")
 
 
-def _check(gpu_id: str, *, bf16: float, fp8: float | None, fp4: float | None,
-           memory: float, bandwidth: float, link_each_way: float, power: float | None,
-           domain: int) -> None:
-    gpu = hardware.get(gpu_id)
-    assert gpu.peak_bf16_flops == pytest.approx(bf16, rel=REL)
-    assert gpu.peak_fp8_flops == (None if fp8 is None else pytest.approx(fp8, rel=REL))
-    assert gpu.peak_fp4_flops == (None if fp4 is None else pytest.approx(fp4, rel=REL))
-    assert gpu.memory_bytes == pytest.approx(memory, rel=REL)
-    assert gpu.memory_bandwidth == pytest.approx(bandwidth, rel=REL)
-    assert gpu.scale_up_bandwidth == pytest.approx(link_each_way, rel=REL)
-    assert gpu.power_watts == power
-    assert gpu.scale_up_domain == domain
-
-
 def test_a800_is_the_a100_80gb_with_nvlink_cut() -> None:
     # NVIDIA A800 datasheet: BF16 312 TFLOPS (624 with sparsity), 80GB HBM2e at 2,039 GB/s,
     # NVLink 400 GB/s bidirectional, 400 W; 8 GPUs per HGX board.
-    _check("a800", bf16=624 * T / 2, fp8=None, fp4=None, memory=80 * GB,
-           bandwidth=2039 * GB, link_each_way=400 * GB / 2, power=400.0, domain=8)
+    check_figures("a800", bf16=624 * T / 2, fp8=None, fp4=None, memory=80 * GB,
+                  bandwidth=2039 * GB, link_each_way=400 * GB / 2, power=400.0, domain=8)
     a100, a800 = hardware.get("a100_80gb_sxm"), hardware.get("a800")
     same = replace(a800, id=a100.id, name=a100.name, source=a100.source,
                    memory_note=a100.memory_note, scale_up_bandwidth=a100.scale_up_bandwidth)
@@ -55,8 +42,8 @@ def test_a800_is_the_a100_80gb_with_nvlink_cut() -> None:
 def test_h20_figures() -> None:
     # HGX H20 (Tom's Hardware, SemiAnalysis): 96 GB HBM3 at 4.0 TB/s, BF16 148 and FP8
     # 296 TFLOPS dense, NVLink 900 GB/s bidirectional, 400 W, 8 per HGX.
-    _check("h20", bf16=148 * T, fp8=296 * T, fp4=None, memory=96 * GB,
-           bandwidth=4.0 * TBPS, link_each_way=900 * GB / 2, power=400.0, domain=8)
+    check_figures("h20", bf16=148 * T, fp8=296 * T, fp4=None, memory=96 * GB,
+                  bandwidth=4.0 * TBPS, link_each_way=900 * GB / 2, power=400.0, domain=8)
     h100, h20 = hardware.get("h100_sxm"), hardware.get("h20")
     assert h20.scale_up_bandwidth == h100.scale_up_bandwidth  # NVLink uncut
     assert h20.peak_bf16_flops / h100.peak_bf16_flops == pytest.approx(0.15, abs=0.005)
@@ -65,16 +52,16 @@ def test_h20_figures() -> None:
 def test_tpu_v6e_docs() -> None:
     # Google Cloud TPU v6e: 918 TFLOPs bf16, 32 GB HBM at 1,638 GBps, ICI 800 GBps
     # bidirectional, 256 chips per pod; "BF16 peak compute per Pod 234.9 PFLOPs".
-    _check("tpu_v6e", bf16=918 * T, fp8=None, fp4=None, memory=32 * GB,
-           bandwidth=1638 * GB, link_each_way=800 * GB / 2, power=None, domain=256)
+    check_figures("tpu_v6e", bf16=918 * T, fp8=None, fp4=None, memory=32 * GB,
+                  bandwidth=1638 * GB, link_each_way=800 * GB / 2, power=None, domain=256)
     assert 256 * hardware.get("tpu_v6e").peak_bf16_flops == pytest.approx(234.9 * P, rel=1e-3)
 
 
 def test_tpu7x_ironwood() -> None:
     # TPU7x docs: 2,307 BF16 and 4,614 FP8 TFLOPs, 192 GiB, 9,216 chips per pod; Google's
     # announcement: 7.37 TB/s, ICI 1.2 TBps bidirectional, 42.5 exaflops per pod (FP8).
-    _check("tpu_v7", bf16=2307 * T, fp8=4614 * T, fp4=None, memory=192 * GB,
-           bandwidth=7.37 * TBPS, link_each_way=1200 * GB / 2, power=None, domain=64)
+    check_figures("tpu_v7", bf16=2307 * T, fp8=4614 * T, fp4=None, memory=192 * GB,
+                  bandwidth=7.37 * TBPS, link_each_way=1200 * GB / 2, power=None, domain=64)
     assert 9216 * hardware.get("tpu_v7").peak_flops("fp8") == pytest.approx(42.5 * E, rel=2e-3)
     assert 9216 % hardware.get("tpu_v7").scale_up_domain == 0  # 144 cubes of 64
 
@@ -82,8 +69,8 @@ def test_tpu7x_ironwood() -> None:
 def test_trainium2_neuron_docs() -> None:
     # Trainium2: 667 BF16 and 1,299 FP8 TFLOPS dense, 96 GiB at 2.9 TB/s, NeuronLink-v3
     # 1.28 TB/s per chip (read as bidirectional); Trn2 UltraServer of 64 chips.
-    _check("trainium2", bf16=667 * T, fp8=1299 * T, fp4=None, memory=96 * GB,
-           bandwidth=2.9 * TBPS, link_each_way=1280 * GB / 2, power=None, domain=64)
+    check_figures("trainium2", bf16=667 * T, fp8=1299 * T, fp4=None, memory=96 * GB,
+                  bandwidth=2.9 * TBPS, link_each_way=1280 * GB / 2, power=None, domain=64)
     chip = hardware.get("trainium2")
     # Trn2 instance table: 16 chips give 20.8 FP8 and 10.7 BF16 PFLOPS, 46.4 TB/s; the
     # UltraServer 83.2 FP8 PFLOPS; NeuronLink 1,024 GB/s inside + 256 between instances.
@@ -98,8 +85,8 @@ def test_ascend_910c_cloudmatrix384() -> None:
     # Zuo et al. 2025: 752 TFLOPS dense BF16 per 910C, 128 GB at 3.2 TB/s, UB 392 GB/s
     # unidirectional, 384 NPUs per CloudMatrix384. Huawei's supernode totals: 1,229 TB/s
     # of memory bandwidth, "300 PFLOPS" (4% above 384 x 752).
-    _check("ascend_910c", bf16=752 * T, fp8=None, fp4=None, memory=128 * GB,
-           bandwidth=3.2 * TBPS, link_each_way=392 * GB, power=None, domain=384)
+    check_figures("ascend_910c", bf16=752 * T, fp8=None, fp4=None, memory=128 * GB,
+                  bandwidth=3.2 * TBPS, link_each_way=392 * GB, power=None, domain=384)
     npu = hardware.get("ascend_910c")
     assert 384 * npu.memory_bandwidth == pytest.approx(1229 * TBPS, rel=1e-3)
     assert 384 * npu.peak_bf16_flops == pytest.approx(300 * P, rel=0.04)

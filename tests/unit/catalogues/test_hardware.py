@@ -12,72 +12,59 @@ import pytest
 import calculators
 from calculators.catalogues import hardware
 from calculators.catalogues.accelerators import PRECISIONS
+from tests.unit.catalogues.entry_figures import check_figures
 
 T, P, GB, TBPS = 1e12, 1e15, 1e9, 1e12
 REL = 1e-3
 
 
-def _check(gpu_id: str, *, bf16: float, fp8: float | None, fp4: float | None,
-           memory: float, bandwidth: float, link_each_way: float, power: float | None,
-           domain: int) -> None:
-    gpu = hardware.get(gpu_id)
-    assert gpu.peak_bf16_flops == pytest.approx(bf16, rel=REL)
-    assert gpu.peak_fp8_flops == (None if fp8 is None else pytest.approx(fp8, rel=REL))
-    assert gpu.peak_fp4_flops == (None if fp4 is None else pytest.approx(fp4, rel=REL))
-    assert gpu.memory_bytes == pytest.approx(memory, rel=REL)
-    assert gpu.memory_bandwidth == pytest.approx(bandwidth, rel=REL)
-    assert gpu.scale_up_bandwidth == pytest.approx(link_each_way, rel=REL)
-    assert gpu.power_watts == power
-    assert gpu.scale_up_domain == domain
-
-
 def test_a100_80gb_datasheet() -> None:
     # NVIDIA A100 datasheet: BF16 624 TFLOPS with sparsity, 80GB HBM2e at 2,039 GB/s,
     # NVLink 600 GB/s bidirectional, 400 W; no FP8 tensor cores.
-    _check("a100_80gb_sxm", bf16=624 * T / 2, fp8=None, fp4=None, memory=80 * GB,
-           bandwidth=2039 * GB, link_each_way=600 * GB / 2, power=400.0, domain=8)
+    check_figures("a100_80gb_sxm", bf16=624 * T / 2, fp8=None, fp4=None, memory=80 * GB,
+                  bandwidth=2039 * GB, link_each_way=600 * GB / 2, power=400.0, domain=8)
 
 
 def test_a100_40gb_datasheet() -> None:
-    _check("a100_40gb_sxm", bf16=624 * T / 2, fp8=None, fp4=None, memory=40 * GB,
-           bandwidth=1555 * GB, link_each_way=600 * GB / 2, power=400.0, domain=8)
+    check_figures("a100_40gb_sxm", bf16=624 * T / 2, fp8=None, fp4=None, memory=40 * GB,
+                  bandwidth=1555 * GB, link_each_way=600 * GB / 2, power=400.0, domain=8)
 
 
 def test_h100_sxm_datasheet() -> None:
     # NVIDIA H100 SXM datasheet: BF16 1,979 and FP8 3,958 TFLOPS with sparsity; 80GB
     # HBM3 at 3.35 TB/s; NVLink 900 GB/s; up to 700 W. Whitepaper: 989.4 dense BF16.
-    _check("h100_sxm", bf16=3958 * T / 4, fp8=3958 * T / 2, fp4=None, memory=80 * GB,
-           bandwidth=3.35 * TBPS, link_each_way=900 * GB / 2, power=700.0, domain=8)
+    check_figures("h100_sxm", bf16=3958 * T / 4, fp8=3958 * T / 2, fp4=None, memory=80 * GB,
+                  bandwidth=3.35 * TBPS, link_each_way=900 * GB / 2, power=700.0, domain=8)
 
 
 def test_h800_as_h100_with_nvlink_cut() -> None:
     # The H100 SXM5's compute, memory and power; NVLink 400 GB/s bidirectional
     # (deepseek-ai/DeepSeek-V3 issue 28: "the bidirectional theoretical value").
-    _check("h800", bf16=3958 * T / 4, fp8=3958 * T / 2, fp4=None, memory=80 * GB,
-           bandwidth=3.35 * TBPS, link_each_way=400 * GB / 2, power=700.0, domain=8)
+    check_figures("h800", bf16=3958 * T / 4, fp8=3958 * T / 2, fp4=None, memory=80 * GB,
+                  bandwidth=3.35 * TBPS, link_each_way=400 * GB / 2, power=700.0, domain=8)
 
 
 def test_h200_datasheet() -> None:
     # NVIDIA H200: H100 compute; 141GB HBM3e at 4.8 TB/s; NVLink 900 GB/s; 700 W
     # (MLPerf Inference v4.1 system description "H200 TGP 700W").
-    _check("h200", bf16=1979 * T / 2, fp8=3958 * T / 2, fp4=None, memory=141 * GB,
-           bandwidth=4.8 * TBPS, link_each_way=900 * GB / 2, power=700.0, domain=8)
+    check_figures("h200", bf16=1979 * T / 2, fp8=3958 * T / 2, fp4=None, memory=141 * GB,
+                  bandwidth=4.8 * TBPS, link_each_way=900 * GB / 2, power=700.0, domain=8)
 
 
 def test_hgx_b200_datasheet() -> None:
     # NVIDIA HGX B200, 8 GPUs with sparsity: BF16 36, FP8 72, FP4 144 PFLOPS; 1.44 TB
     # HBM3e; NVLink 1.8 TB/s per GPU; 1,000 W (MLPerf v6.0 Nebius: "B200 TGP 1000W").
-    _check("b200", bf16=36 * P / 8 / 2, fp8=72 * P / 8 / 2, fp4=144 * P / 8 / 2,
-           memory=1440 * GB / 8, bandwidth=8 * TBPS, link_each_way=1800 * GB / 2,
-           power=1000.0, domain=8)
+    check_figures("b200", bf16=36 * P / 8 / 2, fp8=72 * P / 8 / 2, fp4=144 * P / 8 / 2,
+                  memory=1440 * GB / 8, bandwidth=8 * TBPS, link_each_way=1800 * GB / 2,
+                  power=1000.0, domain=8)
 
 
 def test_gb200_nvl72_datasheet() -> None:
     # NVIDIA GB200 NVL72, per GPU with sparsity: BF16 5, FP8 10, FP4 20 PFLOPS; rack:
     # 13.4 TB HBM3e at 576 TB/s, NVLink 130 TB/s for 72 GPUs; up to 1,200 W per GPU.
-    _check("gb200", bf16=5 * P / 2, fp8=10 * P / 2, fp4=20 * P / 2,
-           memory=13.4e12 / 72, bandwidth=576 * TBPS / 72, link_each_way=1800 * GB / 2,
-           power=1200.0, domain=72)
+    check_figures("gb200", bf16=5 * P / 2, fp8=10 * P / 2, fp4=20 * P / 2,
+                  memory=13.4e12 / 72, bandwidth=576 * TBPS / 72, link_each_way=1800 * GB / 2,
+                  power=1200.0, domain=72)
     # The rack's 130 TB/s against 72 x 1.8 TB/s: published_checks.network.
 
 
@@ -85,9 +72,9 @@ def test_hgx_b300_datasheet() -> None:
     # NVIDIA HGX B300, 8 GPUs: BF16 36, FP8 72 PFLOPS with sparsity; FP4 144 with
     # sparsity, 105 dense; up to 2.3 TB HBM3e; 7.7 TB/s and 1,100 W per GPU (Verda's
     # table of NVIDIA's figures).
-    _check("b300", bf16=36 * P / 8 / 2, fp8=72 * P / 8 / 2, fp4=105 * P / 8,
-           memory=288 * GB, bandwidth=7.7 * TBPS, link_each_way=1800 * GB / 2,
-           power=1100.0, domain=8)
+    check_figures("b300", bf16=36 * P / 8 / 2, fp8=72 * P / 8 / 2, fp4=105 * P / 8,
+                  memory=288 * GB, bandwidth=7.7 * TBPS, link_each_way=1800 * GB / 2,
+                  power=1100.0, domain=8)
     # "2.3 TB" is 8 x 288 GB rounded: published_checks.dense (b300-hbm-board).
 
 
@@ -95,24 +82,24 @@ def test_gb300_nvl72_datasheet() -> None:
     # NVIDIA GB300 NVL72, rack, dense: FP4 1,080, FP8 360, BF16 180 PFLOPS; 20 TB HBM3e
     # at 576 TB/s; NVLink 130 TB/s; 1.4 kW per GPU. Per-GPU memory 279 GB in NVIDIA's
     # table (20 TB / 72 = 278, the rack figure rounded).
-    _check("gb300", bf16=180 * P / 72, fp8=360 * P / 72, fp4=1080 * P / 72,
-           memory=279 * GB, bandwidth=576 * TBPS / 72, link_each_way=1800 * GB / 2,
-           power=1400.0, domain=72)
+    check_figures("gb300", bf16=180 * P / 72, fp8=360 * P / 72, fp4=1080 * P / 72,
+                  memory=279 * GB, bandwidth=576 * TBPS / 72, link_each_way=1800 * GB / 2,
+                  power=1400.0, domain=72)
     # 20 TB against 72 x 279 GB: published_checks.dense (gb300-hbm-rack).
 
 
 def test_mi300x_datasheet() -> None:
     # AMD MI300X: BF16 2,614.9 and FP8 5,229.8 TFLOPS with sparsity; 192 GB HBM3 at
     # 5.3 TB/s; 7 Infinity Fabric links x 128 GB/s bidirectional; 750 W.
-    _check("mi300x", bf16=2614.9 * T / 2, fp8=5229.8 * T / 2, fp4=None, memory=192 * GB,
-           bandwidth=5.3 * TBPS, link_each_way=7 * 128 * GB / 2, power=750.0, domain=8)
+    check_figures("mi300x", bf16=2614.9 * T / 2, fp8=5229.8 * T / 2, fp4=None, memory=192 * GB,
+                  bandwidth=5.3 * TBPS, link_each_way=7 * 128 * GB / 2, power=750.0, domain=8)
 
 
 def test_mi325x_datasheet() -> None:
     # AMD MI325X: MI300X compute (FP16 1,307 TFLOPS dense), 256 GB HBM3e at 6 TB/s,
     # 1,000 W; the MI300X's seven Infinity Fabric links.
-    _check("mi325x", bf16=1307.4 * T, fp8=2614.9 * T, fp4=None, memory=256 * GB,
-           bandwidth=6 * TBPS, link_each_way=7 * 128 * GB / 2, power=1000.0, domain=8)
+    check_figures("mi325x", bf16=1307.4 * T, fp8=2614.9 * T, fp4=None, memory=256 * GB,
+                  bandwidth=6 * TBPS, link_each_way=7 * 128 * GB / 2, power=1000.0, domain=8)
 
 
 def test_mi355x_figures() -> None:
@@ -121,14 +108,14 @@ def test_mi355x_figures() -> None:
     # 1,400 W. BF16 = FP8 / 2 is the catalogue's derivation (CDNA ratio).
     fp8_from_clock = 256 * 8192 * 2.4e9
     assert fp8_from_clock == pytest.approx(5 * P, rel=0.01)
-    _check("mi355x", bf16=5 * P / 2, fp8=5 * P, fp4=20 * P / 2, memory=288 * GB,
-           bandwidth=8 * TBPS, link_each_way=7 * 153.6 * GB / 2, power=1400.0, domain=8)
+    check_figures("mi355x", bf16=5 * P / 2, fp8=5 * P, fp4=20 * P / 2, memory=288 * GB,
+                  bandwidth=8 * TBPS, link_each_way=7 * 153.6 * GB / 2, power=1400.0, domain=8)
 
 
 def test_tpu_v5p_docs() -> None:
     # Google Cloud TPU v5p: 459 TFLOPS bf16, 95 GB HBM2e at 2,765 GB/s, ICI 1,200 GB/s.
-    _check("tpu_v5p", bf16=459 * T, fp8=None, fp4=None, memory=95 * GB,
-           bandwidth=2765 * GB, link_each_way=1200 * GB / 2, power=None, domain=64)
+    check_figures("tpu_v5p", bf16=459 * T, fp8=None, fp4=None, memory=95 * GB,
+                  bandwidth=2765 * GB, link_each_way=1200 * GB / 2, power=None, domain=64)
 
 
 def test_every_entry_is_tested_and_ids_are_stable() -> None:
