@@ -118,11 +118,15 @@ def all_checks() -> tuple[Check, ...]:
         long_runs,
         moe,
         network,
+        recsys_generative,
+        recsys_streaming,
+        recsys_tables,
         sparse,
     )
 
     checks = (*compute.CHECKS, *dense.CHECKS, *kernels.CHECKS, *moe.CHECKS,
               *expert_kernels.CHECKS, *communication.CHECKS, *network.CHECKS, *sparse.CHECKS,
+              *recsys_generative.CHECKS, *recsys_tables.CHECKS, *recsys_streaming.CHECKS,
               *long_runs.CHECKS, *capstone.CHECKS)
     ids = [c.id for c in checks]
     if len(set(ids)) != len(ids):

@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 PresetValue = float | int | str | bool
-KINDS: tuple[str, ...] = ("model", "cluster", "sparse_model", "moe_model")
+KINDS: tuple[str, ...] = ("model", "cluster", "sparse_model", "moe_model",
+                          "generative_model")
 
 
 @dataclass(frozen=True)

@@ -19,6 +19,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import embedding_tables as tables
 from calculators.catalogues import hardware, moe_models
+from calculators.catalogues.generative_models import GENERATIVE_PRESETS
 from calculators.catalogues.preset_base import (
     KINDS,  # noqa: F401 - the catalogue's kinds, read with it (tests)
     PLAIN_DENSE,
@@ -222,6 +223,7 @@ PRESETS: tuple[Preset, ...] = (
     *RELEASED_DENSE,
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {
         "model_kind": "sparse", "tables": _KAGGLE.id, "num_tables": len(_KAGGLE.rows),
+        "rows": sum(_KAGGLE.rows),
         "embedding_dim": _KAGGLE.dim,
         "num_sparse_features": len(_KAGGLE.rows), "pooling_factor": 1.0, "dtype": "fp32",
         "batch_size": 128,
@@ -236,6 +238,7 @@ PRESETS: tuple[Preset, ...] = (
         "Table bytes with fp32 weights and row-wise Adagrad."),
     Preset("criteo_1tb_dlrm", "DLRM on Criteo 1TB (TorchRec)", "sparse_model", {
         "model_kind": "sparse", "tables": _TERABYTE.id, "num_tables": len(_TERABYTE.rows),
+        "rows": sum(_TERABYTE.rows),
         "embedding_dim": _TERABYTE.dim, "num_sparse_features": len(_TERABYTE.rows),
         "pooling_factor": 1.0, "dtype": "fp32", "batch_size": 16384,
         "dense_params": dlrm_dense_params(13, (512, 256, 128), (1024, 1024, 512, 256, 1),
@@ -251,6 +254,7 @@ PRESETS: tuple[Preset, ...] = (
     Preset("dlrm_12t_class", "Recommendation model, 12T parameters (illustrative)",
            "sparse_model", {
         "model_kind": "sparse", "tables": "", "num_tables": _12T_TABLES,
+        "rows": _12T_TABLES * _12T_ROWS,
         "rows_per_table": _12T_ROWS,
         "embedding_dim": _12T_DIM, "num_sparse_features": _12T_TABLES,
         "embedding_bytes": _12T_TABLES * table_state_bytes(
@@ -259,6 +263,7 @@ PRESETS: tuple[Preset, ...] = (
         "12 trillion parameters trained on 128 GPUs in 16 ZionEX nodes. The table shape "
         "is an illustration, not Meta's configuration (the guide's sparse-models chapter): "
         "1,000 tables x 93.75M rows x dim 128 = 12.0T parameters."),
+    *GENERATIVE_PRESETS,
     Preset("dgx_a100_8nic", "DGX A100 node: 8 x A100 80GB, 8 x HDR 200 Gb/s", "cluster",
            _node("a100_80gb_sxm", "nvlink3", "ib_hdr", 8), _DGX_A100 + "."),
     Preset("dgx_a100_4nic", "A100 node: 8 x A100 80GB, 4 x HDR 200 Gb/s", "cluster",

@@ -58,6 +58,9 @@ INPUT_SOURCES: dict[str, dict[str, str]] = {
     # A model's published EP is the layout moe_step evaluates; in the planner ``ep``
     # would fix the search, so no preset fills it there.
     "moe_plan": {"ep": "planner_ep"},
+    # A DLRM preset's fixed tables say nothing of how IDs arrive and expire: none of its
+    # keys feeds the dynamic tables' width and precision (no preset is offered there).
+    "dynamic_tables": {"embedding_dim": "dynamic_table_dim", "dtype": "dynamic_table_dtype"},
 }
 
 

@@ -81,6 +81,13 @@ def test_kinds_show_up_where_they_make_sense() -> None:
         # Failures scale with the cluster's GPUs, nodes and NICs; a model preset would
         # set only the parameter count behind the checkpoint size.
         "goodput": {"cluster"}, "fabric_sizing": {"cluster"},
+        # The recommenders of 2026: a generative recommender takes its own models and
+        # the nodes it trains on; the tiers and streaming calculators take the DLRM
+        # presets' tables (and nodes where they place them); dynamic tables take none
+        # (a fixed table says nothing of how IDs arrive and expire).
+        "generative_recommender": {"generative_model", "cluster"},
+        "dynamic_tables": set(), "embedding_tiers": {"sparse_model", "cluster"},
+        "streaming_training": {"sparse_model", "cluster"},
     }
     assert set(expected) == set(REGISTRY)  # every calculator is covered
     for calc_id, kinds in expected.items():
