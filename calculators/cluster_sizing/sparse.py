@@ -179,7 +179,7 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                "fits, so a step takes the longer of the two")
     if side.mode == "neither":
         report.warnings.append(training.reason)
-    if not in_time:
+    if not in_time and side.mode != "neither":  # "neither" has no step to time
         report.warnings.append(
             f"No number of GPUs up to the batch size brings communication within the "
             f"{fmt(budget, 's')} step budget. The fastest count tried, {n:,} GPUs, takes "
@@ -195,7 +195,9 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                             f"on those, its communication would take "
                             f"{fmt(alt.collective_time_s, 's')} per step "
                             f"(sparse_training).")
-    storage(report, machine, n, rate=samples / wall_s, item_bytes=inputs.num(
+    # A design that fits nowhere ("neither") has no step to time: no read rate then.
+    storage(report, machine, n, rate=samples / wall_s if wall_s > 0 else 0.0,
+            item_bytes=inputs.num(
         "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
     report.row("Checkpoint", fmt(checkpoint, "B"),
                "embedding tables with their optimizer state, plus the dense part" + (

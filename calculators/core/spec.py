@@ -163,7 +163,8 @@ class Param:
         return whole
 
     def _fail(self, value: object, why: str = "") -> ValidationError:
-        shown = repr(value) if not isinstance(value, str) else repr(value[:60])
+        text = repr(value) if not isinstance(value, str) else repr(value[:60])
+        shown = text if len(text) <= 64 else f"{text[:30]}...({len(text)} characters)"
         reason = why or f"must be {self.describe_range()}"
         return ValidationError(self.name, f"{shown} is not allowed: {reason}")
 
@@ -200,7 +201,12 @@ class Param:
         if isinstance(raw, bool):
             raise self._fail(raw, "must be a number, not true/false")
         if isinstance(raw, (int, float)):
-            number: float = raw
+            try:  # a Python int may lie beyond float range (10**400)
+                number: float = float(raw)
+            except OverflowError:
+                raise self._fail(raw, f"must be {self.describe_range()}") from None
+            if isinstance(raw, int) and self.kind == "int" and abs(raw) < 2**53:
+                number = raw
         elif isinstance(raw, str):
             try:
                 number = parse_quantity(raw, self.unit)

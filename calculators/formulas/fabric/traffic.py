@@ -101,8 +101,10 @@ def alltoall_bytes_per_s_per_gpu(nic_bytes_per_s: float, total_gpus: int,
     _positive(nic_bytes_per_s=nic_bytes_per_s)
     share = 1.0
     for local_gpus, ratio in boundaries:
-        if ratio < 1:
-            raise ValueError(f"oversubscription must be >= 1 (down:up), got {ratio}")
+        # Below 1 a tier has more uplink than downlink capacity (a leaf whose NICs
+        # each take several ports, say): it never binds, and min(1, ...) says so.
+        if ratio <= 0:
+            raise ValueError(f"oversubscription must be > 0 (down:up), got {ratio}")
         cross = alltoall_cross_fraction(total_gpus, local_gpus)
         if cross > 0:
             share = min(share, 1.0 / (ratio * cross))
