@@ -1,6 +1,6 @@
 """The ``dynamic_tables`` calculator: a hash embedding table sized by its live IDs
 (admission and expiry, Little's law) rather than by a row count, collisionless or with
-hashed rows (formulas.sparse.dynamic_tables)."""
+hashed rows (formulas.sparse.hash_tables)."""
 
 from __future__ import annotations
 
@@ -9,21 +9,21 @@ import math
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output
-from calculators.formulas.sparse.dynamic_tables import (
+from calculators.formulas.sparse.embeddings import shard_bytes
+from calculators.formulas.sparse.hash_tables import (
     HashTable,
     collisionless_table,
     fixed_table,
     live_rows,
-    row_bytes,
     rows_without_eviction,
 )
-from calculators.inputs.dynamic_tables import id_flow_params, row_params, table_kind_params
 from calculators.inputs.embeddings import (
     gpu_params,
     host_params,
     host_usable_bytes,
     usable_gpu_bytes,
 )
+from calculators.inputs.hash_tables import id_flow_params, row_params, table_kind_params
 
 #: Above this load factor, open-addressing probe sequences grow quickly: for linear
 #: probing an unsuccessful search takes about (1 + 1/(1 - a)^2) / 2 probes (Knuth, TAOCP
@@ -86,7 +86,7 @@ def _dynamic_tables(inputs: Inputs) -> Computed:
     live = live_rows(per_day, admit, inputs.num("active_days"), inputs.num("expiry_days"),
                      base)
     dim = inputs.whole("embedding_dim")
-    row = row_bytes(dim, inputs.text("dtype"), inputs.text("optimizer"))
+    row = shard_bytes(1, dim, inputs.text("dtype"), inputs.text("optimizer"))
     table = _table(inputs, live, row)
     total = table.total_bytes
     unevicted = rows_without_eviction(per_day, admit, inputs.num("horizon_days"), base)

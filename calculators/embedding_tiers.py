@@ -12,10 +12,10 @@ from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output
 from calculators.formulas.model.model_states import device_capacity_bytes
-from calculators.formulas.sparse.dynamic_tables import row_bytes
+from calculators.formulas.sparse.embeddings import shard_bytes
 from calculators.formulas.sparse.tiers import Storage, TierLoad, TierPlan, tier_plan
 from calculators.formulas.sparse.zipf import Zipf
-from calculators.inputs.dynamic_tables import row_params
+from calculators.inputs.hash_tables import row_params
 from calculators.inputs.tiers import cluster_params, workload_params
 
 #: What to change when a tier cannot keep up, by tier name.
@@ -85,7 +85,7 @@ def _warnings(plan: TierPlan, rows: float, held: float, row: float) -> list[str]
 
 def _embedding_tiers(inputs: Inputs) -> Computed:
     rows = inputs.num("rows")
-    row = row_bytes(inputs.whole("embedding_dim"), inputs.text("dtype"),
+    row = shard_bytes(1, inputs.whole("embedding_dim"), inputs.text("dtype"),
                     inputs.text("optimizer"))
     gpus = inputs.whole("num_gpus")
     samples = inputs.num("samples_per_s_per_gpu")

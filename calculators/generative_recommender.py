@@ -11,6 +11,7 @@ from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output
 from calculators.formulas.model.model_states import device_capacity_bytes
+from calculators.formulas.sparse.embeddings import DTYPE_BYTES
 from calculators.formulas.sparse.generative import attention_share, dlrm_flops_per_sample
 from calculators.formulas.sparse.generative_step import (
     DENSE_STATE_BYTES,
@@ -32,13 +33,13 @@ MAX_GPUS = 65_536
 def _job(inputs: Inputs) -> GenerativeJob:
     gpu = hardware.get(inputs.text("gpu"))
     node = gi.node_size(inputs)
-    rows, dim = inputs.num("table_rows"), inputs.whole("table_dim")
+    rows, dim, row = inputs.num("table_rows"), inputs.whole("table_dim"), gi.row_bytes(inputs)
     usable = device_capacity_bytes(gpu.memory_bytes) * (1.0 - inputs.num("gpu_reserve"))
     return GenerativeJob(
         model=gi.sequence_model(inputs), lengths=gi.lengths(inputs),
         negatives=gi.negatives(inputs), lookups_per_token=inputs.whole("lookups_per_token"),
-        embedding_dim=dim, embedding_row_bytes=gi.row_bytes(inputs),
-        table_bytes=rows * gi.row_bytes(inputs), global_batch=inputs.whole("gr_batch"),
+        embedding_dim=dim, embedding_row_bytes=row, table_bytes=rows * row,
+        global_batch=inputs.whole("gr_batch"),
         machine=machine_for(gpu.id), fabric=fabric_for(gpu.id, domain=node),
         gpus_per_node=node,
         memory_bytes=usable, overlap=inputs.num("overlap"),
@@ -59,7 +60,7 @@ def _comparison(inputs: Inputs, job: GenerativeJob) -> Table:
     gr_wire = rows * job.embedding_dim * WIRE_BYTES
     dlrm_wire = per_token * job.embedding_dim * WIRE_BYTES
     gr_flops = counts.training_flops
-    read = rows * job.embedding_dim * units_bytes(inputs)
+    read = rows * job.embedding_dim * DTYPE_BYTES[inputs.text("table_dtype")]
 
     def flops(v: float) -> str:
         return units.format_value(v, "FLOP", "sci")
@@ -79,11 +80,6 @@ def _comparison(inputs: Inputs, job: GenerativeJob) -> Table:
     )
     return Table(("", "Generative recommender", "DLRM, same tables"), body,
                  "The same tables, two models: the DLRM pools the history before the wire")
-
-
-def units_bytes(inputs: Inputs) -> float:
-    """Bytes per element of the table's weights (int8 rows read as 1 B per element)."""
-    return {"fp32": 4.0, "fp16": 2.0, "bf16": 2.0, "int8": 1.0}[inputs.text("table_dtype")]
 
 
 def _generative_recommender(inputs: Inputs) -> Computed:

@@ -6,9 +6,9 @@ from __future__ import annotations
 
 import math
 
-from calculators.formulas.sparse.dynamic_tables import collisionless_table
+from calculators.formulas.sparse.hash_tables import collisionless_table
 from calculators.formulas.sparse.zipf import Zipf
-from calculators.inputs.dynamic_tables import KEY_BYTES, METADATA_BYTES
+from calculators.inputs.hash_tables import KEY_BYTES, METADATA_BYTES
 from published_checks import Check
 
 _EULER_GAMMA = 0.5772156649015329

@@ -10,8 +10,8 @@ SSD: PM1743", and ComputerBase): 13,000 MB/s sequential read, 2.5M random-read I
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Param
-from calculators.inputs.dynamic_tables import DEFAULT_LIVE_ROWS
 from calculators.inputs.embeddings import gpu_params
+from calculators.inputs.hash_tables import DEFAULT_LIVE_ROWS
 
 #: Samsung PM1743 (announcement, December 2021).
 PM1743_READ_BANDWIDTH = 13_000e6

@@ -12,17 +12,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators.formulas.sparse.dynamic_tables import (
+from calculators.formulas.sparse.embeddings import optimizer_bytes, shard_bytes, weight_bytes
+from calculators.formulas.sparse.hash_tables import (
     collisionless_table,
     fixed_table,
     live_rows,
     occupied_rows,
-    row_bytes,
     rows_without_eviction,
     shared_share,
 )
-from calculators.formulas.sparse.embeddings import optimizer_bytes, weight_bytes
-from calculators.inputs.dynamic_tables import DEFAULT_LIVE_ROWS
+from calculators.inputs.hash_tables import DEFAULT_LIVE_ROWS
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Result
@@ -81,7 +80,7 @@ def test_collisions_against_hashing_ids_into_rows(ids: int, rows: int) -> None:
 
 
 def test_table_bytes_of_each_kind() -> None:
-    row = row_bytes(128, "fp32", "rowwise_adagrad")
+    row = shard_bytes(1, 128, "fp32", "rowwise_adagrad")
     assert row == weight_bytes(1, 128, "fp32") + optimizer_bytes(1, 128, "rowwise_adagrad")
     open_table = collisionless_table(1000.0, 0.5, 8, 9, row)
     assert open_table.slots == 2000

@@ -30,8 +30,6 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-from calculators.formulas.sparse.embeddings import optimizer_bytes, weight_bytes
-
 
 def live_rows(new_ids_per_day: float, admit_share: float, active_days: float,
               expiry_days: float, base_ids: float = 0.0) -> float:
@@ -53,11 +51,6 @@ def occupied_rows(ids: float, rows: float) -> float:
 def shared_share(ids: float, rows: float) -> float:
     """The share of IDs whose row also holds at least one other live ID."""
     return -math.expm1(-max(0.0, ids - 1.0) / rows)
-
-
-def row_bytes(dim: int, dtype: str, optimizer: str) -> float:
-    """One row's weights and optimizer state, in FBGEMM's layout (formulas.sparse.embeddings)."""
-    return weight_bytes(1, dim, dtype) + optimizer_bytes(1, dim, optimizer)
 
 
 @dataclass(frozen=True)

@@ -13,7 +13,7 @@ state expiry windows; Little's law needs only the rate and the time in the same 
 from __future__ import annotations
 
 from calculators.core.spec import Choice, Param, When
-from calculators.formulas.sparse.dynamic_tables import live_rows
+from calculators.formulas.sparse.hash_tables import live_rows
 from calculators.inputs.embeddings import table_params
 
 NEW_IDS_PER_DAY = 400e6
