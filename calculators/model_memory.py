@@ -101,8 +101,8 @@ def _model_memory(inputs: Inputs) -> Computed:
             f"(after the {inputs.num('memory_reserve'):.0%} reserve), short by "
             f"{(breakdown.total - usable) / GB:,.1f} GB."
         )
-    gathered = gathered_weight_bytes(arch, tp, per_param, 1 << 62, with_output=pp == 1) if (
-        zero >= 3) else 0.0
+    gathered = gathered_weight_bytes(arch, tp, per_param, 1 << 62, with_output=pp == 1,
+                                     params=params) if zero >= 3 else 0.0
     shard_min = min_dp_to_fit(breakdown, zero, dp * cp, usable, gathered)
     dp_min = None if shard_min is None else -(-shard_min // cp)
     min_gpus = None if dp_min is None else dp_min * tp * pp * cp

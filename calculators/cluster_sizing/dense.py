@@ -21,6 +21,7 @@ from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
     FlopCount,
+    computed_count,
     dense_model_flops_per_token,
     flop_count,
     gpu_seconds,
@@ -179,7 +180,8 @@ def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
     compute_days, planner_days = run.compute_days, run.planner_days
     both = (f"the longer of {fmt(compute_days, 'days', 'fixed')} at the assumed "
             f"{machine.mfu:.1%} MFU and {fmt(planner_days, 'days', 'fixed')} by the "
-            f"planner's step model ({planner_mfu:.1%} MFU in the same count of model FLOPs)")
+            f"planner's step model ({planner_mfu:.1%} MFU, over the attention its kernel "
+            "computes)")
     if planner_days > compute_days:
         name, waited = max(((part, t) for part, t in lay.parts() if part != "compute"),
                            key=lambda part: part[1])
@@ -206,7 +208,8 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
     n = plan.num_gpus
     headroom = machine.capacity - lay.memory_bytes
     planner_days = steps * lay.step_s / SECONDS_PER_DAY
-    planner_mfu = (dense_model_flops_per_token(plan.arch, count) * batch_tokens
+    planner_mfu = (dense_model_flops_per_token(
+        plan.arch, computed_count(count, plan.attention)) * batch_tokens
                    / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(

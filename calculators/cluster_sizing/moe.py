@@ -22,7 +22,7 @@ from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layo
 from calculators.core.calculator import validate
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
-from calculators.formulas.model.flops import flop_count
+from calculators.formulas.model.flops import computed_count, flop_count
 from calculators.formulas.moe import architecture as moe
 from calculators.formulas.moe.layers import stand_in
 from calculators.formulas.moe.planner import search
@@ -200,7 +200,8 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
     """The winning layout: memory, the alltoall and the rest of the traffic, set against
     ``step``, the step the training time rests on (``step_basis`` says whose)."""
     n, ep = plan.num_gpus, lay.dims.ep
-    planner_mfu = (moe.moe_model_flops_per_token(model, plan.arch.seq_len, count)
+    planner_mfu = (moe.moe_model_flops_per_token(model, plan.arch.seq_len,
+                                                 computed_count(count, "fused"))
                    * batch_tokens / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(

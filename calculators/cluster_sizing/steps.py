@@ -70,6 +70,7 @@ class Plan:
     #: How many layouts the planner's rules allow at this count: parallel_plan's list.
     considered: int
     tolerance: float = RANK_TOLERANCE
+    attention: str = "fused"  # the kernel the layouts are priced with
 
     @property
     def best(self) -> Layout | None:
@@ -90,9 +91,9 @@ class Plan:
 def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
             search_layouts: bool = True, micro_batch: int | None = None,
             screened: Plan | None = None) -> Plan:
-    """The layouts of ``num_gpus`` GPUs that decide parallel_plan's recommendation, as
-    it ranks them (same search, same cluster, same state bytes and activation width);
-    ``micro_batch`` narrows the search as parallel_plan's own input of that name does.
+    """The layouts of ``num_gpus`` GPUs that decide parallel_plan's recommendation, as it
+    ranks them (same search, cluster, state bytes, activation width); ``micro_batch``
+    narrows the search as parallel_plan's own input of that name does.
     ``screened`` is this count's plan with ``micro_batch=1``, whose layouts the search
     of every micro-batch then reuses (formulas.planner.search_near)."""
     raw = {**plan_raw, "num_gpus": num_gpus}
@@ -115,7 +116,8 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
                         micro_batch=micro_batch, act_bytes=4.0 if precision == "fp32" else 2.0,
                         screened=screened.layouts if screened is not None else (),
                         options=options)
-    return Plan(num_gpus, arch, cluster, found.layouts, found.considered, tolerance)
+    return Plan(num_gpus, arch, cluster, found.layouts, found.considered, tolerance,
+                options.attention)
 
 
 class Planner(Protocol):
@@ -148,10 +150,9 @@ class Scan:
     @property
     def fallback_text(self) -> str:
         """Which count the scan fell back to when none was fast enough, in words."""
-        if self.fitting <= 1:
-            return "the only count tried whose layout fits"
-        return (f"the fastest of the {self.fitting} counts tried whose layouts fit "
-                "(each compared at micro-batch 1, as the scan screens them)")
+        return "the only count tried whose layout fits" if self.fitting <= 1 else (
+            f"the fastest of the {self.fitting} counts tried whose layouts fit "
+            "(each compared at micro-batch 1, as the scan screens them)")
 
 
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,

@@ -122,6 +122,24 @@ MFU_BASIS_HELP = ("The peak the MFU divides by: the datasheet's dense rate at th
                   "Blackwell; quote the basis with the figure.")
 
 
+#: The planners' MFU: model FLOPs over the attention the step's kernel computes
+#: (formulas.model.flops.computed_count).
+PLANNER_MFU_HELP = (
+    "Model FLOPs: 6 per weight a token multiplies (input embedding left out, output layer "
+    "once, MTP modules in) plus the attention scores the kernel computes: with a fused "
+    "causal kernel (FlashAttention) the unmasked half, as Megatron-LM counts since 2025; "
+    "materialised, the whole matrix, as PaLM, Korthikanti et al. and torchtitan count. Over "
+    "the step time and the GPUs' peak. PaLM's count would add scores no kernel computes: "
+    "at long sequences it passes the kernels' efficiency, and 100% near 1M tokens.")
+
+
+#: parallel_plan's model FLOP/s per GPU, in the count published figures use.
+PALM_FLOPS_HELP = (
+    "6N plus the whole attention-score matrix, as PaLM counts and as published TFLOP/s per "
+    "GPU are counted (Llama 3, Table 4), over the step: comparable with those figures. "
+    "Under a causal kernel it counts scores no kernel computes: not the MFU's numerator.")
+
+
 def narrow_mfu_note(inputs: Inputs, gpu: Accelerator, mfu: float) -> str | None:
     """Where the layers' GEMMs run narrower than the peak the MFU divides by (an FP8 or
     NVFP4 run against the BF16 peak): the same run's MFU against the narrow peak, so

@@ -57,7 +57,8 @@ COMM_SMS_PARAM = Param(
          "dispatch and combine, pipeline sends) while the rest compute, as a schedule "
          "that overlaps communication with compute needs. DeepSeek-V3 reserves 20 of the "
          "H800's 132 for it (report, Sec. 3.2.1: 20 SMs in 10 channels; Sec. 3.5.1). "
-         "Blank: 20 with DualPipe or DualPipeV, 0 otherwise. GEMMs and attention then "
+         "Blank: 20 with DualPipe or DualPipeV (on a device of 80 compute units or "
+         "fewer, 20/132 of them, at least 1), 0 otherwise. GEMMs and attention then "
          "run at (SMs - reserved)/SMs of their speed; memory-bound kernels keep theirs "
          "(assumption).",
     advanced=True)
@@ -68,7 +69,12 @@ def reserved_sms(inputs: Inputs, sms: int) -> int:
     ValidationError when that leaves none."""
     chosen = inputs["comm_sms"]
     if chosen is None:
-        return DEEPSEEK_COMM_SMS if inputs.text("schedule") in DUAL_SCHEDULES else 0
+        if inputs.text("schedule") not in DUAL_SCHEDULES:
+            return 0
+        # DeepSeek's 20 of the H800's 132; on a device with fewer compute units (a TPU's
+        # cores), the same share of them, at least one.
+        return DEEPSEEK_COMM_SMS if sms > 4 * DEEPSEEK_COMM_SMS else max(
+            1, round(sms * DEEPSEEK_COMM_SMS / 132))
     reserved = int(chosen)
     if reserved >= sms:
         raise ValidationError("comm_sms", f"{reserved} SMs reserved for communication "

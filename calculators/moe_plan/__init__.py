@@ -15,13 +15,19 @@ from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
+from calculators.formulas.model.flops import CAUSAL_ATTENTION
 from calculators.formulas.moe.architecture import moe_model_flops_per_token
 from calculators.formulas.moe.planner import Search, evaluate, search
 from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.ranking import distinct, preferred
 from calculators.formulas.planner.schedule_words import dual_memory_words, sm_reserve_note
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
-from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
+from calculators.inputs.hardware import (
+    MFU_BASIS_HELP,
+    PLANNER_MFU_HELP,
+    mfu_basis,
+    narrow_mfu_note,
+)
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
 from calculators.inputs.moe_planner import (
@@ -153,7 +159,8 @@ def _moe_plan(inputs: Inputs) -> Computed:
     best = fitting[0]
     seq = inputs.whole("seq_len")
     tokens = global_batch * seq
-    model_flops = moe_model_flops_per_token(model, seq) * tokens
+    # The kernel is fused (inputs.moe_planner): the causal half of the scores.
+    model_flops = moe_model_flops_per_token(model, seq, CAUSAL_ATTENTION) * tokens
     mem = best.memory
     values.update({
         "tp": float(best.tp), "cp": float(best.cp), "pp": float(best.pp),
@@ -262,10 +269,7 @@ MOE_PLAN = Calculator(
                band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
         Output("mfu", "Estimated MFU", "1", "percent",
-               help="Model FLOPs counted as 6N + full attention (PaLM): 6 per weight a "
-                    "token multiplies (input embedding left out, output layer once, the MTP "
-                    "modules' pass in) plus the whole attention-score matrix, as PaLM, "
-                    "Korthikanti et al. and torchtitan count; over the step and the peak."),
+               help=PLANNER_MFU_HELP),
         Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
         *OFFLOAD_OUTPUTS,

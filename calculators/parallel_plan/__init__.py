@@ -12,7 +12,11 @@ from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param, ValidationError
-from calculators.formulas.model.flops import dense_model_flops_per_token
+from calculators.formulas.model.flops import (
+    DEFAULT_FLOP_COUNT,
+    computed_count,
+    dense_model_flops_per_token,
+)
 from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.layer_costs import DenseStack
 from calculators.formulas.planner.ranking import distinct, preferred
@@ -25,7 +29,13 @@ from calculators.inputs.cluster import (
     planner_options,
     planner_state_bytes,
 )
-from calculators.inputs.hardware import MFU_BASIS_HELP, mfu_basis, narrow_mfu_note
+from calculators.inputs.hardware import (
+    MFU_BASIS_HELP,
+    PALM_FLOPS_HELP,
+    PLANNER_MFU_HELP,
+    mfu_basis,
+    narrow_mfu_note,
+)
 from calculators.inputs.layer_mix import DOCUMENT_DETAIL
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
 from calculators.inputs.parallel import check_pipeline_for_schedule, reserved_sms
@@ -54,34 +64,12 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
 
 
 RESULT_NAMES = (
-    "tp",
-    "cp",
-    "pp",
-    "dp",
-    "micro_batch",
-    "zero_stage",
-    "recompute",
-    "step_time",
-    "tokens_per_second",
-    "mfu",
-    "memory_per_gpu_bytes",
-    "host_memory_bytes",
-    "host_memory_per_node_bytes",
-    "bubble_fraction",
-    "tp_comm_time",
-    "cp_comm_time",
-    "cp_exposed_time",
-    "pp_comm_time",
-    "dp_comm_time",
-    "dp_exposed_time",
-    "model_flops_per_gpu",
-    "weights_bytes",
-    "gradients_bytes",
-    "optimizer_bytes",
-    "activations_bytes",
-    "outer_bytes",
-    "working_bytes",
-    "comm_sms_time",
+    "tp", "cp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "step_time",
+    "tokens_per_second", "mfu", "memory_per_gpu_bytes", "host_memory_bytes",
+    "host_memory_per_node_bytes", "bubble_fraction", "tp_comm_time", "cp_comm_time",
+    "cp_exposed_time", "pp_comm_time", "dp_comm_time", "dp_exposed_time",
+    "model_flops_per_gpu", "weights_bytes", "gradients_bytes", "optimizer_bytes",
+    "activations_bytes", "outer_bytes", "working_bytes", "comm_sms_time",
 )
 
 
@@ -135,7 +123,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         )
     best = fitting[0]
     tokens = global_batch * arch.seq_len
-    model_flops = dense_model_flops_per_token(arch) * tokens
+    model_flops = dense_model_flops_per_token(
+        arch, computed_count(DEFAULT_FLOP_COUNT, options.attention)) * tokens
     mem = best.memory
     values.update(
         {
@@ -159,7 +148,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "pp_comm_time": best.pp_s,
             "dp_comm_time": best.dp_s,
             "dp_exposed_time": best.dp_exposed_s,
-            "model_flops_per_gpu": model_flops / (n * best.step_s),
+            # In PaLM's count, as published TFLOP/s figures are (Llama 3, Table 4).
+            "model_flops_per_gpu": dense_model_flops_per_token(arch) * tokens / (n * best.step_s),
             "weights_bytes": mem.weights,
             "gradients_bytes": mem.gradients,
             "optimizer_bytes": mem.optimizer,
@@ -287,12 +277,10 @@ PARALLEL_PLAN = Calculator(
                band=STEP_TIME_BAND.worst),
         Output("tokens_per_second", "Tokens per second", "token/s", "count"),
         Output("mfu", "Estimated MFU", "1", "percent",
-               help="Model FLOPs counted as 6N + full attention (PaLM): 6 per weight a "
-                    "token multiplies (input embedding left out, output layer once) "
-                    "plus the whole attention-score matrix, as PaLM, Korthikanti et al. "
-                    "and torchtitan count; over the step time and the GPUs' peak."),
+               help=PLANNER_MFU_HELP),
         Output("mfu_basis", "MFU against", "", "text", help=MFU_BASIS_HELP),
-        Output("model_flops_per_gpu", "Model FLOP/s per GPU", "FLOP/s"),
+        Output("model_flops_per_gpu", "Model FLOP/s per GPU, PaLM's count", "FLOP/s",
+               help=PALM_FLOPS_HELP),
         Output("memory_per_gpu_bytes", "Memory per GPU", "B"),
         *OFFLOAD_OUTPUTS,
         Output("weights_bytes", "of which weights", "B"),

@@ -71,6 +71,17 @@ FLOP_COUNTS: tuple[FlopCount, ...] = (FULL_ATTENTION, CAUSAL_ATTENTION, SIX_N)
 DEFAULT_FLOP_COUNT = FULL_ATTENTION
 
 
+def computed_count(count: FlopCount, attention: str) -> FlopCount:
+    """``count``, with no more of the attention scores than the step's kernel computes: a
+    fused causal kernel (FlashAttention) skips the masked half, a materialised one
+    computes the whole matrix. The planners' MFU counts so: over scores no kernel
+    computes, an MFU passes the kernels' efficiency, and 100% at long sequences (PaLM's
+    count at 1M tokens is about twice the FLOPs the step runs)."""
+    if attention == "fused" and count.attention_share > CAUSAL_ATTENTION.attention_share:
+        return CAUSAL_ATTENTION
+    return count
+
+
 def flop_count(count_id: str) -> FlopCount:
     """The convention named ``count_id`` (or one of its former ids)."""
     for count in FLOP_COUNTS:

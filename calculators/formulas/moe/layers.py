@@ -37,6 +37,7 @@ the attention-score FLOPs to 2 s n_h (d_qk + d_v) (formulas.moe.architecture).
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from calculators.formulas.model.architecture import Architecture
@@ -238,6 +239,23 @@ def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
             counts[kind] += 1
             units[kind] += flight
     return RankBlocks(rank, (counts[0], counts[1], counts[2]), (units[0], units[1], units[2]))
+
+
+@lru_cache(maxsize=512)
+def ranks_of_interest(model: moe.MoeArchitecture, split: StageSplit) -> tuple[int, ...]:
+    """The split's ranks of interest (first, rank 1, last) and the first middle rank with
+    the most routed blocks: where dense layers lead the stack (DeepSeek-V3's first 3),
+    rank 1 may hold only dense blocks, and the slowest, fullest rank lies further on."""
+    base = split.ranks_of_interest
+    if split.stages < 3:
+        return base
+    zeros = (0,) * split.chunks_per_rank
+
+    def load(rank: int) -> tuple[int, int, int]:
+        blocks = rank_blocks(model, split, rank, zeros)
+        return blocks.routed_blocks, blocks.blocks, -rank
+
+    return tuple(sorted({*base, max(range(1, split.stages - 1), key=load)}))
 
 
 def embedding_params_on(model: moe.MoeArchitecture, rank: int, stages: int,

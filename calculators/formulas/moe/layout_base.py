@@ -125,6 +125,9 @@ class _MoeBase(LayoutBase):
         self.full_working = max(self.act[k]["none"] for k in self.present)
         self.dense_dp: dict[tuple[str, int, int, int], lc.DpCost] = {}
 
+    def ranks_of_interest(self) -> tuple[int, ...]:
+        return ml.ranks_of_interest(self.model, self.split)
+
     def experts(self, ep: int) -> _Experts:
         return _Experts(self, ep)
 
@@ -160,7 +163,6 @@ class _MoeBase(LayoutBase):
         finds nothing reports it."""
         choices = shardings or tuple((z, self.group) for z in (2, 3))
         return min(self._peak(ex, r, z, s)[1] for z, s in choices for r in modes)
-
 
     def fits(self, ex: _Experts, recompute: str, zero_stage: int, shard: int) -> bool:
         return self._peak(ex, recompute, zero_stage, shard)[1] <= self.cluster.memory_bytes

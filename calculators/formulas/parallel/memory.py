@@ -202,7 +202,7 @@ def cp_working_bytes(arch: Architecture, micro_batch: int, tp: int, cp: int, *,
 
 
 def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
-                  scale: float) -> float:
+                  scale: float, params: float | None = None) -> float:
     """Held only while one layer runs: under full recomputation the layer's whole
     activation set while it is rebuilt (Korthikanti's Table 2 and the peer tools leave
     it out), ZeRO-3's gathered weights, context parallelism's K and V buffers."""
@@ -217,7 +217,8 @@ def working_bytes(arch: Architecture, st: Strategy, per_param: StateBytes,
         shard = st.dp if st.shard_group is None else st.shard_group
         # The output layer's gather is counted where it is the only stage; with a
         # pipeline it is the last stage's alone, which this per-GPU figure leaves out.
-        held += gathered_weight_bytes(arch, st.tp, per_param, shard, with_output=st.pp == 1)
+        held += gathered_weight_bytes(arch, st.tp, per_param, shard, with_output=st.pp == 1,
+                                      params=params)
     return held
 
 
@@ -234,13 +235,15 @@ class RankLoad:
 
 
 def rank_loads(arch: Architecture, st: Strategy, params: float | None = None,
-               split: StageSplit | None = None) -> tuple[RankLoad, ...]:
-    """The ranks that can hold the most: the first, the fullest middle one, the last."""
+               split: StageSplit | None = None,
+               ranks: tuple[int, ...] | None = None) -> tuple[RankLoad, ...]:
+    """The ranks that can hold the most (the first, the fullest middle one, the last),
+    or ``ranks``."""
     split = split or split_layers(arch.layers, st.pp,
                                   *schedule_layout(st.schedule, st.pp, st.virtual_stages))
     m = st.micro_batches if st.micro_batches is not None else FULL_PIPELINE
     loads = []
-    for rank in split.ranks_of_interest:
+    for rank in ranks or split.ranks_of_interest:
         outer = 0.0
         if split.holds_first(rank):
             first_chunk = chunks_in_flight(st.schedule, st.pp, m, rank, split.chunks_per_rank)[
@@ -318,5 +321,5 @@ def memory_per_gpu(arch: Architecture, strategy: Strategy, per_param: StateBytes
     loads = rank_loads(arch, st, params)
     return peak_breakdown(loads, rank_states(loads, per_param, st.zero_stage, shard),
                           per_layer=per_layer,
-                          working=working_bytes(arch, st, per_param, activation_scale),
+                          working=working_bytes(arch, st, per_param, activation_scale, params),
                           scale=activation_scale, offload=st.offload)

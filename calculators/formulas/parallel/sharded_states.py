@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING, Protocol
 
-from calculators.formulas.model.architecture import layer_params
+from calculators.formulas.model.architecture import layer_params, total_params
 
 if TYPE_CHECKING:
     from calculators.formulas.model.architecture import Architecture
@@ -28,15 +28,21 @@ class StateParts(Protocol):
 
 
 def gathered_weight_bytes(arch: Architecture, tp: int, per_param: StateBytes,
-                          shard: int, *, with_output: bool = False) -> float:
+                          shard: int, *, with_output: bool = False,
+                          params: float | None = None) -> float:
     """ZeRO-3 / FSDP: the gathered weights of the unit running and of the one being
     prefetched (FSDP's one-unit prefetch, Zhao et al. 2023, Sec. 3.3), less the shard
     of them the GPU holds anyway: nothing when nothing is sharded. The units are the
     layers and, on the GPU that holds it (``with_output``), the output layer, V x h
     weights split over TP, which with a large vocabulary outweighs a layer (Llama 3 8B:
-    1.05 GB against 0.44 in BF16), gathered with the last layer prefetched."""
+    1.05 GB against 0.44 in BF16), gathered with the last layer prefetched. ``params``,
+    an override of the model's count, scales the units as it scales the states (spread
+    as ``arch`` spreads its own): otherwise stage 3 could need more than stage 2. Never
+    more than the whole model (a one-layer model has no next layer to prefetch)."""
     layer = layer_params(arch)
     units = max(2.0 * layer, layer + arch.vocab * arch.hidden) if with_output else 2.0 * layer
+    whole = float(max(1, total_params(arch)))
+    units = min(units, whole) * (1.0 if params is None else params / whole)
     return units / tp * per_param.weights * (1.0 - 1.0 / shard)
 
 

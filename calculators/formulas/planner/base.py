@@ -135,7 +135,12 @@ class LayoutBase:
                                 schedule=self.schedule, virtual_stages=self.chunks,
                                 micro_batches=self.m, cp_method=opts.cp_method,
                                 input_bytes=opts.saved_input_bytes, lean_norms=opts.lean_norms)
-        return mem.rank_loads(self.arch, strategy, split=self.split)
+        return mem.rank_loads(self.arch, strategy, split=self.split,
+                              ranks=self.ranks_of_interest())
+
+    def ranks_of_interest(self) -> tuple[int, ...]:
+        """The pipeline ranks whose memory and compute can be the largest."""
+        return self.split.ranks_of_interest
 
     @cached_property
     def per_layer(self) -> dict[str, float]:

@@ -98,24 +98,108 @@ export async function restoreFromLink(widgets, onRestored) {
   }
 }
 
-async function copyText(widget, text, what) {
+/** The text a copy button was to copy could not be made (the runtime's error). */
+export class CopyRefused extends Error {}
+
+// Copying needs the click's user activation. WebKit (Safari, WebKitGTK) ends it at the
+// first wait: a clipboard write made after the text comes back from the worker is
+// refused with NotAllowedError, and on a page's first copy that wait is the runtime's
+// start (seconds). So the write is started within the click, before any wait, with the
+// text still on its way: a ClipboardItem holding a Promise (Safari's own answer to this;
+// Chromium takes it too). Where there is no ClipboardItem, writeText once the text is
+// in, then the old textarea + execCommand("copy"); if all fail, the status line says so
+// (role=status: announced) and the text is shown, selected, for a manual copy.
+function startClipboardWrite(textPromise) {
+  if (!window.isSecureContext || !navigator.clipboard || typeof navigator.clipboard.write !== "function"
+      || typeof window.ClipboardItem !== "function") return null;
+  try {
+    const blob = textPromise.then((text) => new Blob([text], { type: "text/plain" }));
+    blob.catch(() => {});
+    const write = navigator.clipboard.write([new ClipboardItem({ "text/plain": blob })]);
+    write.catch(() => {}); // judged once the text is in (copyText)
+    return write;
+  } catch {
+    return null;
+  }
+}
+
+function copyWithExecCommand(text) {
+  const area = document.createElement("textarea");
+  area.value = text;
+  area.setAttribute("readonly", "");
+  area.setAttribute("aria-hidden", "true");
+  area.style.cssText = "position:fixed;top:0;left:0;width:1px;height:1px;opacity:0;";
+  const focused = document.activeElement;
+  document.body.append(area);
+  area.select();
+  let done = false;
+  try {
+    done = document.execCommand("copy");
+  } catch {
+    done = false;
+  }
+  area.remove();
+  if (focused instanceof HTMLElement) focused.focus({ preventScroll: true });
+  return done;
+}
+
+/** Copy the text ``textPromise`` resolves to; call within the click, before any await. */
+async function copyText(widget, what, textPromise) {
   const status = widget.querySelector("[data-copy-status]");
   const box = widget.querySelector("[data-copy-box]");
+  const write = startClipboardWrite(textPromise);
+  clearTimeout(copyTimers.get(widget));
+  let text;
   try {
-    await navigator.clipboard.writeText(text);
+    text = await textPromise;
+  } catch (err) {
+    if (status) {
+      status.textContent = err instanceof CopyRefused ? err.message
+        : "Nothing was copied: the live runtime is unavailable.";
+    }
+    if (err instanceof CopyRefused) return;
+    throw err;
+  }
+  let copied = false;
+  let reason = "";
+  if (write) {
+    try {
+      await write;
+      copied = true;
+    } catch (err) {
+      reason = err && err.name ? err.name : "";
+    }
+  }
+  if (!copied && navigator.clipboard && typeof navigator.clipboard.writeText === "function") {
+    try {
+      await navigator.clipboard.writeText(text);
+      copied = true;
+    } catch (err) {
+      reason = reason || (err && err.name ? err.name : "");
+    }
+  }
+  if (!copied) copied = copyWithExecCommand(text);
+  if (copied) {
     if (status) status.textContent = `${what} copied.`;
     if (box) box.hidden = true;
-  } catch {
-    // No clipboard permission: show the text, selected, for a manual copy.
-    if (status) status.textContent = `Copy the ${what.toLowerCase()} below.`;
+  } else {
+    // Said, never silent: the status line is a live region, and the text is shown,
+    // selected, for a manual copy.
+    const why = reason === "NotAllowedError" ? "the browser did not allow it"
+      : "the clipboard is not available here";
+    if (status) {
+      status.textContent = `Could not copy the ${what.toLowerCase()} (${why}): ` +
+        "copy it from the box below (Ctrl+C, or ⌘C).";
+    }
     if (box) {
       box.hidden = false;
       box.value = text;
+      box.focus({ preventScroll: true });
       box.select();
     }
   }
   widget.dataset.copied = text;
-  clearTimeout(copyTimers.get(widget));
+  widget.dataset.copyResult = copied ? "copied" : "failed";
   if (status && box && box.hidden) {
     copyTimers.set(widget, setTimeout(() => { status.textContent = ""; }, COPY_STATUS_MS));
   }
@@ -136,19 +220,27 @@ export async function linkFor(widget, baseline) {
   return `${location.origin}${location.pathname}${query}#${widget.id}`;
 }
 
-export async function runAction(widget, action, baseline) {
+/** A copy button's action. Not async: the clipboard write must start within the click
+ * (copyText), so nothing here waits before calling it. */
+export function runAction(widget, action, baseline) {
   const calc = widget.dataset.calc;
   const inputs = readInputs(widget);
   if (action === "copy-link") {
-    const url = await linkFor(widget, baseline);
-    history.replaceState(history.state, "", url);
-    await copyText(widget, url, "Link");
-  } else if (["markdown", "json", "command"].includes(action)) {
-    const answer = await ask("export", { calc, inputs, format: action });
-    const names = { markdown: "Markdown table", json: "JSON", command: "Command line" };
-    if (answer.ok) await copyText(widget, answer.text, names[action]);
-    else widget.querySelector("[data-copy-status]").textContent = answer.error.message;
+    const url = linkFor(widget, baseline).then((link) => {
+      history.replaceState(history.state, "", link);
+      return link;
+    });
+    return copyText(widget, "Link", url);
   }
+  if (["markdown", "json", "command"].includes(action)) {
+    const names = { markdown: "Markdown table", json: "JSON", command: "Command line" };
+    const text = ask("export", { calc, inputs, format: action }).then((answer) => {
+      if (!answer.ok) throw new CopyRefused(answer.error.message);
+      return answer.text;
+    });
+    return copyText(widget, names[action], text);
+  }
+  return Promise.resolve();
 }
 
 /** Render the baseline-vs-current table (or hide it when there is no baseline). */

@@ -6,10 +6,13 @@ from __future__ import annotations
 import pytest
 
 import calculators
+from calculators.catalogues.kernel_speeds import kernel_speed
 from calculators.catalogues.moe_models import DEEPSEEK_V3
 from calculators.formulas.model.architecture import Architecture, matmul_params
 from calculators.formulas.model.flops import (
+    CAUSAL_ATTENTION,
     FLOP_COUNTS,
+    FULL_ATTENTION,
     dense_model_flops_per_token,
     flop_count,
 )
@@ -52,14 +55,30 @@ def test_the_same_run_takes_the_same_days_in_both() -> None:
 
 
 def test_the_planners_mfu_is_the_same_count() -> None:
-    # parallel_plan's MFU is model FLOPs (6N + full attention) over the step and peak.
-    result = calculators.compute("parallel_plan")
+    # parallel_plan's MFU is model FLOPs over the step and peak, with the attention its
+    # kernel computes: the causal half when fused, the whole matrix when materialised;
+    # its model FLOP/s per GPU count the whole matrix, as PaLM does.
     arch = Architecture(layers=96, hidden=12288, heads=96, kv_heads=96, head_dim=128,
                         ffn_hidden=4 * 12288, vocab=51200, seq_len=2048)
     tokens = 1536 * 2048
-    expected = (dense_model_flops_per_token(arch) * tokens
-                / (1024 * 312e12 * result.value("step_time")))
-    assert result.value("mfu") == pytest.approx(expected)
+    for attention, count in (("fused", CAUSAL_ATTENTION), ("materialised", FULL_ATTENTION)):
+        result = calculators.compute("parallel_plan", attention=attention)
+        step = float(result.value("step_time"))  # type: ignore[arg-type]
+        expected = dense_model_flops_per_token(arch, count) * tokens / (1024 * 312e12 * step)
+        assert result.value("mfu") == pytest.approx(expected)
+        assert result.value("model_flops_per_gpu") == pytest.approx(
+            dense_model_flops_per_token(arch, FULL_ATTENTION) * tokens / (1024 * step))
+
+
+@pytest.mark.parametrize("seq_len", [8192, 131072, 1048576])
+def test_the_planners_mfu_stays_under_the_kernels_efficiency(seq_len: int) -> None:
+    # Issue 36: counting the masked half of the scores, the MFU of a 1M-token sequence
+    # was 101%, twice the FLOPs the step runs. No kernel runs faster than the GEMMs'
+    # ceiling (catalogues.kernel_speeds).
+    ceiling = kernel_speed("a100_80gb_sxm").gemm.max_efficiency
+    result = calculators.compute("parallel_plan", seq_len=seq_len,
+                                 global_batch=max(2, 1536 * 2048 // seq_len))
+    assert 0 < float(result.value("mfu")) < ceiling  # type: ignore[arg-type]
 
 
 def test_moe_sizing_counts_the_mtp_pass_and_the_attention_scores() -> None:
