@@ -102,6 +102,9 @@ class Failures:
                        "contains its failures)")
         lost = ("failures ignored" if used.value >= 1.0 else
                 "checkpoints, work redone and restarts take the rest")
+        if ideal_days <= 0:  # a design that fits nowhere: no run, so no time to give
+            report.row("Wall-clock time", "none", "nothing fits, so no run to time")
+            return used
         report.row("Wall-clock time", f"{ideal_days / used.value:,.1f} days",
                    f"{ideal_days:,.1f} days of training / {used.value:.1%} goodput ({lost}); "
                    "the headline, GPU-hours, cost and energy follow this time, and the GPU "

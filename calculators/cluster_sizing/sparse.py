@@ -15,6 +15,7 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
+from calculators.core.spec import ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import gpu_seconds, training_flops
 from calculators.formulas.parallel.memory import state_bytes
@@ -126,6 +127,7 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
     training, emb = side.training, side.embedding
     comm_step = side.comm_time()
     wall_s = steps * max(compute_step, comm_step)
+    _check_timed(wall_s, side.mode)
     hours = n * wall_s / 3600.0
     if side.mode == "ps":  # pulls come in while pushes go out: the larger direction
         sent = max(training.ps.pull_bytes, training.ps.push_bytes)
@@ -145,8 +147,10 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
     empty_layout(report)
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
-        training_mode=side.mode, total_flops=total, gpu_hours=hours / goodput,
-        wall_clock_days=wall_s / goodput / SECONDS_PER_DAY, step_time=compute_step,
+        training_mode=side.mode, total_flops=total, step_time=compute_step,
+        # A design that fits nowhere has no run to time: no days, not 0 days.
+        gpu_hours=hours / goodput if side.mode != "neither" else None,
+        wall_clock_days=wall_s / goodput / SECONDS_PER_DAY if side.mode != "neither" else None,
         intra_node_bytes_per_step=None, inter_node_bytes_per_step=sent,
         intra_node_bandwidth_needed=None, inter_node_bandwidth_needed=sent / budget,
         inter_node_bandwidth_available=machine.nic_per_gpu,
@@ -205,4 +209,23 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                    f"through its {fmt(inputs.num('server_nic_bandwidth'), 'B/s')} NIC"
                    if hosts is not None else ""))
     failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY)
-    money(report, inputs, machine, hours / goodput)
+    _money_of_run(report, inputs, machine, side.mode, hours / goodput)
+
+
+def _check_timed(wall_s: float, mode: str) -> None:
+    """A run of 0 days would read as free: it is a missing input (a design that fits
+    nowhere, "neither", has no run and says so instead)."""
+    if wall_s <= 0 and mode != "neither":
+        raise ValidationError(
+            "dense_params", "with no dense parameters there is no compute to time, and "
+            "here no communication either: give the dense part's parameters (the MLPs "
+            "over the embeddings)")
+
+
+def _money_of_run(report: Report, inputs: Inputs, machine: Machine, mode: str,
+                  gpu_hours: float) -> None:
+    """Cost, energy and carbon of the run; none when nothing fits, so no run."""
+    if mode == "neither":
+        report.values.update(cost_usd=None, energy_kwh=None, co2_tonnes=None)
+    else:
+        money(report, inputs, machine, gpu_hours)

@@ -131,6 +131,9 @@ def _count_note(count: FlopCount, k: float, full: float | None, per_token: float
                 "scores cannot be counted: C = kND alone, as 6N would count it.")
     counted = count.attention_share * full * k / 6.0
     base = per_token - counted
+    if base <= 1e-9 * per_token:  # kN lost in the rounding of a far larger attention term
+        return (said + f" At sequence length {seq_len:,.0f} the attention scores are all but "
+                "the whole of C: the weights' kN is below a billionth of it.")
     return (said + f" At sequence length {seq_len:,.0f} the whole score matrix adds "
             f"{full * k / 6.0 / base:.1%} to {k:g}N and its causal half "
             f"{full * k / 12.0 / base:.1%}; this count includes {counted / base:.1%}. "

@@ -103,7 +103,8 @@ def pattern_bandwidths(plan: FabricPlan, *, num_gpus: int, gpus_per_node: int,
     boundaries: list[tuple[int, float]] = []
     if leaf.oversubscription is not None:
         keep = traffic.ring_allreduce_bytes_per_s_per_gpu(
-            endpoint, leaves_spanned=leaves // rails_per_plane if aligned else leaves,
+            # Fewer leaves than rails: a rail's ring stays on its one leaf.
+            endpoint, leaves_spanned=max(1, leaves // rails_per_plane) if aligned else leaves,
             rings_per_leaf=1 if aligned else min(rails_per_plane, leaf.down_ports),
             leaf_uplink_bytes_per_s=leaf.up_ports * port_bytes_per_s) / endpoint
         boundaries.append((leaf_gpus, leaf.oversubscription))

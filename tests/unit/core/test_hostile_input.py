@@ -70,6 +70,18 @@ def test_a_sparse_design_that_fits_nowhere_says_so_once() -> None:
     assert isinstance(warnings, list)
     assert any(w.startswith("Neither fits") for w in warnings)
     assert not any("takes 0 s per step" in w for w in warnings)
+    # No run, so no time, GPU-hours or cost: none rather than a run of 0 days.
+    for name in ("wall_clock_days", "gpu_hours", "cost_usd", "energy_kwh"):
+        assert result.value(name) is None, name
+    rows = {row[0]: row[1] for row in result.computed.table.rows}  # type: ignore[union-attr]
+    assert rows["Wall-clock time"] == "none"
+
+
+def test_a_sparse_design_with_nothing_to_time_is_refused() -> None:
+    # No dense parameters and one GPU: no compute and no communication, a run of 0 days.
+    with pytest.raises(calculators.ValidationError, match="dense_params"):
+        calculators.compute("cluster_sizing", model_kind="sparse", gpus_per_node=1,
+                            dense_params=0, gpu_memory=64585569815817.17)
 
 
 @pytest.mark.parametrize("params", ["256", "7B", "70B"])
