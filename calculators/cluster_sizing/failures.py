@@ -79,9 +79,9 @@ class Failures:
             n = nxt
         return n
 
-    def report(self, report: Report, gpus: int, *, ideal_days: float) -> Goodput:
+    def report(self, report: Report, gpus: int, *, ideal_days: float | None) -> Goodput:
         """The goodput rows and outputs at the chosen count; ``ideal_days`` is the time
-        without failures. Returns what was used."""
+        without failures (None: nothing fits, so no run). Returns what was used."""
         used = self.at(gpus)
         plan = used.plan
         report.values.update(goodput=used.value, checkpoint_interval=plan.interval_s,
@@ -102,7 +102,7 @@ class Failures:
                        "contains its failures)")
         lost = ("failures ignored" if used.value >= 1.0 else
                 "checkpoints, work redone and restarts take the rest")
-        if ideal_days <= 0:  # a design that fits nowhere: no run, so no time to give
+        if ideal_days is None:  # a design that fits nowhere: no run, so no time to give
             report.row("Wall-clock time", "none", "nothing fits, so no run to time")
             return used
         report.row("Wall-clock time", f"{ideal_days / used.value:,.1f} days",

@@ -200,7 +200,7 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                             f"{fmt(alt.collective_time_s, 's')} per step "
                             f"(sparse_training).")
     # A design that fits nowhere ("neither") has no step to time: no read rate then.
-    storage(report, machine, n, rate=samples / wall_s if wall_s > 0 else 0.0,
+    storage(report, machine, n, rate=samples / wall_s if side.mode != "neither" else 0.0,
             item_bytes=inputs.num(
         "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
     report.row("Checkpoint", fmt(checkpoint, "B"),
@@ -208,7 +208,8 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                    f"; each PS host writes its {fmt(on_servers / side.servers, 'B')} "
                    f"through its {fmt(inputs.num('server_nic_bandwidth'), 'B/s')} NIC"
                    if hosts is not None else ""))
-    failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY)
+    failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY
+                    if side.mode != "neither" else None)
     _money_of_run(report, inputs, machine, side.mode, hours / goodput)
 
 

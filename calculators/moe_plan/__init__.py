@@ -15,7 +15,7 @@ from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
 from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
-from calculators.formulas.model.flops import CAUSAL_ATTENTION
+from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, computed_count
 from calculators.formulas.moe.architecture import moe_model_flops_per_token
 from calculators.formulas.moe.planner import Search, evaluate, search
 from calculators.formulas.parallel.offload import offload_note, offload_when_needed
@@ -160,7 +160,8 @@ def _moe_plan(inputs: Inputs) -> Computed:
     seq = inputs.whole("seq_len")
     tokens = global_batch * seq
     # The kernel is fused (inputs.moe_planner): the causal half of the scores.
-    model_flops = moe_model_flops_per_token(model, seq, CAUSAL_ATTENTION) * tokens
+    model_flops = moe_model_flops_per_token(
+        model, seq, computed_count(DEFAULT_FLOP_COUNT, "fused")) * tokens
     mem = best.memory
     values.update({
         "tp": float(best.tp), "cp": float(best.cp), "pp": float(best.pp),
