@@ -95,7 +95,7 @@ def make_lock(tool: Path, npm_lock: Path, wheel: Path, out: Path) -> None:
     if not tool.exists():
         raise BundleError(
             f"the Pyodide lockfile tool {tool} is missing: run `make setup` (it installs "
-            "pyodide-build into .venv-pyodide with Python 3.12)"
+            "pyodide-build into .venv-pyodide with the first Python >= 3.12 it finds)"
         )
     command = [
         str(tool),

@@ -16,7 +16,8 @@ from calculators.cluster_sizing.machine import (
     money,
     storage,
 )
-from calculators.cluster_sizing.steps import layout_traffic, scan_for_layout
+from calculators.cluster_sizing.scan import scan_for_layout
+from calculators.cluster_sizing.steps import layout_traffic
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
@@ -32,7 +33,8 @@ from calculators.inputs.architecture import ARCHITECTURE_PARAMS, architecture
 
 if TYPE_CHECKING:
     from calculators.cluster_sizing.machine import Machine, Report
-    from calculators.cluster_sizing.steps import Plan, Scan
+    from calculators.cluster_sizing.scan import Scan
+    from calculators.cluster_sizing.steps import Plan
     from calculators.core.calculator import Inputs
     from calculators.formulas.model.architecture import Architecture
 
@@ -45,11 +47,11 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     tokens = inputs.num("tokens")
     count, flop_params, per_token = _model_flops(inputs, arch, machine.k)
     total = per_token * tokens
-    exact = machine.gpus_for(total)
     per_param = state_bytes(inputs.text("precision"), inputs.text("optimizer"))
     checkpoint = params * checkpoint_bytes_per_param(per_param)
     failures = Failures(inputs, machine, checkpoint)
-    exact = failures.deadline_gpus(exact)  # the deadline is wall-clock: / goodput
+    # The deadline is wall-clock: / goodput.
+    exact = failures.deadline_gpus(machine.gpus_for(total))
     floor = math.ceil(counted * per_param.total / machine.capacity)
     plan_raw = {p.name: inputs[p.name] for p in ARCHITECTURE_PARAMS}
     plan_raw.update({name: inputs[name] for name in (
@@ -66,8 +68,8 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     scan = scan_for_layout(plan_raw, max(math.ceil(exact), floor), machine.per_node,
                            "nic_bandwidth", in_time,
                            time_of=failures.wall_clock_of(total, steps))
-    n = scan.num_gpus
-    plan = scan.plan
+    report.notes.extend(scan.notes)
+    n, plan = scan.num_gpus, scan.plan
     lay = plan.choose(in_time) if plan is not None else None
     run = RunTime.of(machine, n, lay, total=total, step_flops=per_token * batch_tokens,
                      steps=steps)

@@ -18,7 +18,8 @@ from calculators.cluster_sizing.machine import (
     money,
     storage,
 )
-from calculators.cluster_sizing.steps import Plan, layout_traffic, scan_for_layout
+from calculators.cluster_sizing.scan import MAX_MOE_SCAN_WORK, scan_for_layout
+from calculators.cluster_sizing.steps import Plan, layout_traffic
 from calculators.core.calculator import validate
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
@@ -74,7 +75,7 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
             raise
         raise ValidationError("max_nodes_per_token", str(err)) from None
     return Plan(num_gpus, stand_in(model, seq), cluster, found.layouts, found.fitting,
-                tolerance)
+                tolerance, work=found.work)
 
 
 def _model(inputs: Inputs) -> tuple[moe.MoeArchitecture, dict[str, object]]:
@@ -115,7 +116,9 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
 
     scan = scan_for_layout(plan_raw, max(math.ceil(exact), floor), machine.per_node,
                            "nic_bandwidth", in_time, planner=moe_plan_at,
-                           time_of=failures.wall_clock_of(total, steps))
+                           time_of=failures.wall_clock_of(total, steps),
+                           budget=MAX_MOE_SCAN_WORK)
+    report.notes.extend(scan.notes)
     n, plan = scan.num_gpus, scan.plan
     lay = plan.choose(in_time) if plan is not None else None
     run = RunTime.of(machine, n, lay, total=total, step_flops=per_token * batch_tokens,

@@ -20,7 +20,11 @@ from calculators.formulas.moe.architecture import moe_model_flops_per_token
 from calculators.formulas.moe.planner import Search, evaluate, search
 from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.ranking import distinct, preferred
-from calculators.formulas.planner.schedule_words import dual_memory_words, sm_reserve_note
+from calculators.formulas.planner.schedule_words import (
+    dual_memory_words,
+    sm_reserve_cost,
+    sm_reserve_note,
+)
 from calculators.inputs.cluster import planner_cluster, planner_state_bytes
 from calculators.inputs.hardware import (
     MFU_BASIS_HELP,
@@ -198,7 +202,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
             comm=expert_comm(inputs), options=moe_planner_options(inputs))
             if (lay.recompute, lay.zero_stage, lay.shard_group)
             == (best.recompute, best.zero_stage, best.shard_group))
-        values["comm_sms_time"] = best.step_s - unreserved
+        values["comm_sms_time"] = sm_reserve_cost(best.step_s, unreserved)
         notes.insert(-1, sm_reserve_note(reserved, cluster.machine.speed.sms, best.step_s,
                                          unreserved))
     top = distinct(fitting, inputs.whole("top"))

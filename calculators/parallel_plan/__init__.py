@@ -20,7 +20,11 @@ from calculators.formulas.model.flops import (
 from calculators.formulas.parallel.offload import offload_note, offload_when_needed
 from calculators.formulas.planner.layer_costs import DenseStack
 from calculators.formulas.planner.ranking import distinct, preferred
-from calculators.formulas.planner.schedule_words import dual_memory_words, sm_reserve_note
+from calculators.formulas.planner.schedule_words import (
+    dual_memory_words,
+    sm_reserve_cost,
+    sm_reserve_note,
+)
 from calculators.formulas.planner.search import Searched, evaluate, search_shown
 from calculators.inputs.architecture import ARCHITECTURE_DETAIL, architecture, check_layout
 from calculators.inputs.cluster import (
@@ -171,7 +175,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
                               pp=best.pp, dp=best.dp, micro_batch=best.micro_batch,
                               recompute=best.recompute, zero_stage=best.zero_stage,
                               cp=best.cp, hybrid=best.hybrid, options=options).step_s
-        values["comm_sms_time"] = best.step_s - unreserved
+        values["comm_sms_time"] = sm_reserve_cost(best.step_s, unreserved)
         extra_notes.append(sm_reserve_note(reserved, cluster.machine.speed.sms, best.step_s,
                                            unreserved))
     top = distinct(fitting, inputs.whole("top"))

@@ -45,7 +45,10 @@ def extension_flops(stages: tuple[ExtensionStage, ...], per_token_at: Callable[[
     rows, extra = [], 0.0
     for stage in stages:
         per_token = per_token_at(stage.seq_len)
-        extra += (per_token - base) * stage.tokens
+        # A longer sequence never makes a token cheaper (each document's keys are the
+        # same or more); a difference below zero is rounding in two sums of ~1e20 whose
+        # attention parts differ by less than their last digit (issue 36).
+        extra += max(0.0, per_token - base) * stage.tokens
         rows.append((f"{stage.seq_len:,}", f"{stage.tokens:.3g}", f"{per_token:.3g}",
                      f"{per_token / base:.2f}x"))
     return extra, Table(("Sequence length", "Tokens", "FLOPs per token", "Against pre-training"),

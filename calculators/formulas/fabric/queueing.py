@@ -126,7 +126,9 @@ def fluid_port(
         peak = max(peak, queue)
         t += dt
     send_end = t
-    done = t + queue / drain
+    # The port carries at most ``drain``: however the steps above rounded (a rate many
+    # decades above the drain leaves a sum of tiny steps), never done before total/drain.
+    done = max(t + queue / drain, total_bytes / drain)
     if dropped <= 0 or overflow is None:
         return QueueRun(done, send_end, peak, overflow, dropped, paused)
     if recovery is None:

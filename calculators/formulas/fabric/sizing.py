@@ -96,7 +96,14 @@ def two_tier(topology: str, nodes: int, rails_per_plane: int, radix: int,
         leaves = _leaves(topology, nodes, rails_per_plane, down)
         if leaves > radix:
             break  # fewer down ports only add leaves
+        if best is not None and leaves + 1 >= best[0]:
+            break  # fewer down ports: at least as many leaves and a worse tie-break
         for up in range(math.ceil(down / oversubscription - 1e-9), radix - down + 1):
+            # Spines are at least leaves x up / radix, which grows with up: once even
+            # that many (with the most uplinks) cannot beat the best, no larger up can.
+            if best is not None and (leaves + max(1, math.ceil(leaves * up / radix)), -down,
+                                     down - radix) > best[:3]:
+                break
             try:
                 spines = switches_above(leaves * up, radix, up)
             except ValueError:

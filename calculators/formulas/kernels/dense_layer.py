@@ -18,7 +18,7 @@ Times are for one micro-batch of ``micro_batch`` sequences of which this GPU hol
 from __future__ import annotations
 
 import math
-from dataclasses import dataclass
+from dataclasses import dataclass, fields, replace
 from typing import TYPE_CHECKING
 
 from calculators.formulas.kernels.attention import (
@@ -221,8 +221,8 @@ def layer_times(arch: Architecture, machine: Machine, *, tp: int, cp: int, micro
     tokens = micro_batch * arch.seq_len // cp
     h, q, kv, f = arch.hidden, arch.attention_width, arch.kv_width, arch.ffn_hidden
     gate = 2 if arch.gated_mlp else 1
-    gemms = ((tokens, (q + 2 * kv) // tp, h, True), (tokens, h, q // tp, True),
-             (tokens, gate * f // tp, h, True), (tokens, h, f // tp, True))
+    mlp: tuple[Gemm, ...] = ((tokens, gate * f // tp, h, True), (tokens, h, f // tp, True))
+    gemms = ((tokens, (q + 2 * kv) // tp, h, True), (tokens, h, q // tp, True), *mlp)
     # The mean layer of a mixed stack (formulas.model.layer_mix).
     share = arch.mix.mean_share(arch.layers, arch.seq_len, arch.documents,
                                 causal_share=0.5 if attention == "fused" else 1.0,
@@ -233,8 +233,37 @@ def layer_times(arch: Architecture, machine: Machine, *, tp: int, cp: int, micro
         gemms=gemms, up=2, attention=shape, tokens=tokens, hidden=h,
         ffn_elements=float(tokens * f // tp), gated=arch.gated_mlp,
         rotary_elements=0.0 if arch.learned_positions else float(tokens * (q + kv) // tp))
-    return assemble(work, machine, tp=tp, sequence_parallel=sequence_parallel,
-                    attention=attention, dropout=dropout, act_bytes=act_bytes)
+    times = assemble(work, machine, tp=tp, sequence_parallel=sequence_parallel,
+                     attention=attention, dropout=dropout, act_bytes=act_bytes)
+    linear, others = arch.mix.linear, arch.layers - arch.attention_layers
+    if linear is None or others == 0:
+        return times
+    # A linear-attention layer multiplies by its own projections in place of Q, K, V
+    # and O (formulas.model.layer_mix.LinearMixer: in_proj_qkvz, in_proj_ba, out_proj);
+    # its recurrence is in the mean layer's core already (``share``). Without this a
+    # stack of very wide linear layers ran at 206% MFU (issue 36).
+    mixer: tuple[Gemm, ...] = (
+        (tokens, 2 * (linear.key_width + linear.value_width) // tp, h, True),
+        (tokens, 2 * linear.value_heads // tp, h, True),
+        (tokens, h, linear.value_width // tp, True))
+    other = assemble(replace(work, gemms=(*mixer, *mlp), up=len(mixer)), machine, tp=tp,
+                     sequence_parallel=sequence_parallel, attention=attention,
+                     dropout=dropout, act_bytes=act_bytes)
+    return mean_times(times, other, others / arch.layers)
+
+
+def mean_times(first: LayerTimes, second: LayerTimes, share: float) -> LayerTimes:
+    """The mean layer of a stack with ``share`` of its layers like ``second``: each
+    time (and each window) weighted by the layers it stands for."""
+    def mean(a: float, b: float) -> float:
+        return (1.0 - share) * a + share * b
+
+    values: dict[str, object] = {}
+    for field in fields(LayerTimes):
+        a, b = getattr(first, field.name), getattr(second, field.name)
+        values[field.name] = (tuple(mean(x, y) for x, y in zip(a, b, strict=True))
+                              if isinstance(a, tuple) else mean(a, b))
+    return LayerTimes(**values)  # type: ignore[arg-type]
 
 
 @dataclass(frozen=True)

@@ -49,6 +49,9 @@ class GemmRate:
     overhead_s: float  # fixed time of one kernel (launch, fill, tail)
     wave_exponent: float  # 0: no wave quantisation, 1: the full step
     sms: int  # streaming multiprocessors (compute units) the tiles are spread over
+    #: The device's multiprocessors when some are reserved for communication (0: none
+    #: reserved, ``sms`` is all of them).
+    all_sms: int = 0
 
 
 def wave_utilisation(m: int, n: int, sms: int, batch: int = 1) -> float:
@@ -60,8 +63,18 @@ def wave_utilisation(m: int, n: int, sms: int, batch: int = 1) -> float:
 
 
 def gemm_efficiency(m: int, n: int, k: int, rate: GemmRate, batch: int = 1) -> float:
-    """The fraction of the dense peak the arithmetic of this GEMM runs at."""
+    """The fraction of the dense peak the arithmetic of this GEMM runs at.
+
+    With multiprocessors reserved, the waves are counted over those left, but never
+    fuller than the whole device's would be at its full peak: taking multiprocessors
+    away cannot speed a GEMM up, though the fitted wave exponent (below 1, a smoothed
+    step) would let a shape that fills the smaller device's waves exactly gain on one
+    that leaves the whole device's last wave part empty (issue 36: a DualPipe layout
+    whose reserved SMs "cost" -5 s)."""
     waves = math.pow(wave_utilisation(m, n, rate.sms, batch), rate.wave_exponent)
+    if rate.all_sms > rate.sms:
+        whole = math.pow(wave_utilisation(m, n, rate.all_sms, batch), rate.wave_exponent)
+        waves = min(waves, whole * rate.all_sms / rate.sms)
     return rate.max_efficiency * waves * k / (k + rate.k_half)
 
 
@@ -98,4 +111,5 @@ def with_reserved_sms(rate: GemmRate, reserved: int) -> GemmRate:
     if reserved >= rate.sms:
         raise ValueError(f"cannot reserve {reserved} of {rate.sms} multiprocessors")
     left = rate.sms - reserved
-    return replace(rate, peak_flops=rate.peak_flops * left / rate.sms, sms=left)
+    return replace(rate, peak_flops=rate.peak_flops * left / rate.sms, sms=left,
+                   all_sms=rate.all_sms or rate.sms)

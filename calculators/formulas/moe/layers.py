@@ -197,13 +197,6 @@ def blocks(model: moe.MoeArchitecture, seq_len: int, causal_share: float,
     return dense, routed, mtp
 
 
-def kind_of(model: moe.MoeArchitecture, index: int) -> int:
-    """The kind of block ``index`` (0-based, MTP modules after the last layer)."""
-    if index < model.dense_layers:
-        return DENSE
-    return MOE if index < model.layers else MTP
-
-
 @dataclass(frozen=True)
 class RankBlocks:
     """What one pipeline rank holds: blocks of each kind, and block-micro-batches of each
@@ -231,13 +224,18 @@ def rank_blocks(model: moe.MoeArchitecture, split: StageSplit, rank: int,
     stages.chunks_in_flight for the rank. Under DualPipe the counts hold both copies."""
     counts, units = [0, 0, 0], [0, 0, 0]
     chunks = split.rank_chunks(rank)
+    # Kinds come in three runs (the dense layers, the MoE layers, then the MTP modules),
+    # so a chunk's blocks of each kind are its overlap with that run: constant work per
+    # chunk, whatever the depth.
+    runs = ((DENSE, 0, model.dense_layers), (MOE, model.dense_layers, model.layers),
+            (MTP, model.layers, model.layers + model.mtp_modules))
     for c, flight in enumerate(in_flight):
-        j = chunks[c]
-        start = split.chunk_start(j)
-        for index in range(start, start + split.chunk_layers(rank, c)):
-            kind = kind_of(model, index)
-            counts[kind] += 1
-            units[kind] += flight
+        start = split.chunk_start(chunks[c])
+        end = start + split.chunk_layers(rank, c)
+        for kind, low, high in runs:
+            held = max(0, min(end, high) - max(start, low))
+            counts[kind] += held
+            units[kind] += held * flight
     return RankBlocks(rank, (counts[0], counts[1], counts[2]), (units[0], units[1], units[2]))
 
 

@@ -105,9 +105,10 @@ class _MoeBase(LayoutBase):
         self.act: list[dict[str, float]] = []  # per kind: one block, one micro-batch
         for kind, blk in zip(ml.KINDS, kinds, strict=True):
             base = (dense_memo if kind == ml.DENSE else arch_memo).per_layer(tp, cp, b)
-            self.act.append({r: base[r] + (0.0 if r == "full" else blk.extra_bytes * extra)
-                             - (blk.up_projection_bytes * extra if r == "light" else 0.0)
-                             for r in ALL_RECOMPUTE_MODES})
+            kept = {r: base[r] + (0.0 if r == "full" else blk.extra_bytes * extra)
+                    - (blk.up_projection_bytes * extra if r == "light" else 0.0)
+                    for r in ALL_RECOMPUTE_MODES}  # light keeps at least what full does
+            self.act.append({r: max(v, kept["full"]) for r, v in kept.items()})
         mtp_logits = model.mtp_modules * mem.output_layer_bytes(arch_memo.arch, b, tp, cp)
         self.outer = [(ld.outer + (mtp_logits if split.holds_last(ld.rank) else 0.0))
                       * self.scale

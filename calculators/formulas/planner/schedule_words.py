@@ -33,11 +33,24 @@ def dual_memory_words(schedule: str) -> str:
     return ""
 
 
+def sm_reserve_cost(step_s: float, unreserved_step_s: float) -> float:
+    """Step time lost to the reserved SMs: never below zero. The planner lets a longer
+    compute window hide more of the tensor-, context- and data-parallel traffic at once
+    (each part against the same compute), so slower GEMMs can hide a little more than
+    they add; giving SMs away cannot make a step faster, and that gain is not one."""
+    return max(0.0, step_s - unreserved_step_s)
+
+
 def sm_reserve_note(reserved: int, sms: int, step_s: float, unreserved_step_s: float) -> str:
     """What ``reserved`` of ``sms`` SMs given to communication cost the step."""
+    cost = sm_reserve_cost(step_s, unreserved_step_s)
+    what = (f"That costs {cost:.3g} s of the {step_s:.3g} s step (the same layout with "
+            f"every SM computing: {unreserved_step_s:.3g} s)." if cost > 0 else
+            f"Here that costs nothing the model can see: with every SM computing the "
+            f"same layout takes {unreserved_step_s:.3g} s, as the slower compute hides "
+            "as much communication as it adds (the planner hides each kind of traffic "
+            "behind the same compute).")
     return (f"{reserved} of the GPU's {sms} SMs drive communication (DeepSeek-V3 reserves "
             f"20 of the H800's 132, Sec. 3.2.1): GEMMs and attention run at "
             f"{(sms - reserved) / sms:.1%} of their speed, memory-bound kernels at theirs "
-            f"(assumption). That costs {step_s - unreserved_step_s:.3g} s of the "
-            f"{step_s:.3g} s step (the same layout with every SM computing: "
-            f"{unreserved_step_s:.3g} s).")
+            f"(assumption). {what}")

@@ -34,6 +34,15 @@ def divisors(n: int) -> list[int]:
     return sorted(set(small + [n // d for d in small]))
 
 
+def tp_allowed(arch: Architecture, tp: int) -> bool:
+    """TP splits whole heads: the query and KV heads, and a linear-attention layer's key
+    heads (inputs.architecture.check_layout refuses the same for a fixed TP)."""
+    linear = arch.mix.linear
+    return not (arch.heads % tp or arch.kv_heads % tp
+                or (linear is not None and arch.attention_layers < arch.layers
+                    and linear.key_heads % tp))
+
+
 def cp_allowed(arch: Architecture, tp: int, cp: int, method: str) -> bool:
     """The sequence splits into 2 x cp chunks (load balancing for the causal mask, as
     Llama 3 and Megatron-Core do) of at least one attention tile each; Ulysses also
@@ -88,7 +97,7 @@ def allowed_sizes(arch: Architecture, n: int, global_batch: int, memo: Memo,
     opts = memo.options
     sizes = MICRO_BATCHES if fixed["micro_batch"] is None else (fixed["micro_batch"],)
     for t in divisors(n):
-        if arch.heads % t or arch.kv_heads % t or fixed["tp"] not in (None, t):
+        if not tp_allowed(arch, t) or fixed["tp"] not in (None, t):
             continue
         for c in divisors(n // t):
             if fixed["cp"] not in (None, c) or not cp_allowed(arch, t, c, opts.cp_method):
@@ -125,7 +134,7 @@ def gpu_counts(arch: Architecture, global_batch: int, options: Options | None = 
     d of the global batch: a caller that stops early does not pay for the rest."""
     opts = options or Options()
     memo = Memo(arch, opts)
-    tps = divisors(math.gcd(arch.heads, arch.kv_heads))
+    tps = [t for t in divisors(math.gcd(arch.heads, arch.kv_heads)) if tp_allowed(arch, t)]
     cps = [c for c in divisors(arch.seq_len) if any(cp_allowed(arch, t, c, opts.cp_method)
                                                     for t in tps)]
     pps = [p for p in range(1, arch.layers + 1) if memo.splits(p, opts.chunks(p))]

@@ -11,6 +11,7 @@ exactly.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -226,3 +227,46 @@ def test_bad_inputs_name_the_input(raw: dict[str, object], name: str) -> None:
     with pytest.raises(calculators.ValidationError) as caught:
         calculators.compute("fabric_sizing", **raw)
     assert caught.value.input_name == name
+
+
+def _two_tier_exhaustive(topology: str, nodes: int, rails: int, radix: int,
+                         oversubscription: float) -> list[Any] | None:
+    """two_tier's choice by trying every leaf port split, without its pruning."""
+    from calculators.formulas.fabric import sizing
+    from calculators.formulas.fabric.clos import split_ports, switches_above
+
+    best = None
+    top, _ = split_ports(radix, oversubscription)
+    for down in range(top, 0, -1):
+        leaves = sizing._leaves(topology, nodes, rails, down)
+        if leaves > radix:
+            break
+        for up in range(math.ceil(down / oversubscription - 1e-9), radix - down + 1):
+            try:
+                spines = switches_above(leaves * up, radix, up)
+            except ValueError:
+                continue
+            key = (leaves + spines, -down, -up, leaves)
+            best = key if best is None or key < best else best
+    if best is None:
+        return None
+    _, down, up, leaves = best
+    return [sizing.Tier("leaf", leaves, -down, -up, leaves * -up),
+            sizing.Tier("spine", switches_above(leaves * -up, radix, -up), radix, 0, 0)]
+
+
+@pytest.mark.parametrize("radix", [4, 6, 10, 16, 18, 32, 34, 48, 64, 66, 100, 128, 512])
+def test_two_tier_pruning_finds_what_trying_every_split_finds(radix: int) -> None:
+    # Issue 36: trying every split took 1.3 s at 512 ports; the pruned search stops once
+    # no split can beat the best, and must pick the same one.
+    from calculators.formulas.fabric.sizing import two_tier
+
+    wide = radix > 128  # the exhaustive search takes ~0.15 s a call at 512 ports
+    for topology in ("leaf_spine", "rail_optimized"):
+        for nodes in ((1000, 4096) if wide else (1, 3, 16, 31, 100, 257, 1000, 4096)):
+            for rails in ((8,) if wide else (1, 4, 8)):
+                for over in ((1.0, 1.1, 3.0) if wide else (1.0, 1.1, 1.5, 2.0, 3.0)):
+                    if over > radix - 1:
+                        continue
+                    assert two_tier(topology, nodes, rails, radix, over) == \
+                        _two_tier_exhaustive(topology, nodes, rails, radix, over)

@@ -15,7 +15,8 @@ from hypothesis import strategies as st
 
 import calculators
 from calculators.catalogues.moe_models import MIXTRAL_8X7B, QWEN3_235B_A22B
-from calculators.cluster_sizing.steps import Plan, Scan
+from calculators.cluster_sizing.scan import Scan
+from calculators.cluster_sizing.steps import Plan
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.moe import layers as moe_layers
 from calculators.formulas.moe import planner as moe_planner

@@ -11,7 +11,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 import calculators
-from calculators.cluster_sizing import dense, steps
+from calculators.cluster_sizing import dense, moe
+from calculators.cluster_sizing import scan as scan_mod
 from calculators.cluster_sizing.steps import inter_node_share, layout_traffic, plan_at
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.model.architecture import matmul_params
@@ -337,10 +338,10 @@ def test_the_scan_stays_within_its_search_budget(
     # capped: it screens GPU counts until MAX_EVALUATED_LAYOUTS layouts have been
     # considered (a screen is a quarter of a full search, so the last one overshoots by
     # less than the cap) or MAX_NODE_COUNTS counts, then searches the count chosen.
-    scans: list[steps.Scan] = []
-    real = steps.scan_for_layout
+    scans: list[scan_mod.Scan] = []
+    real = scan_mod.scan_for_layout
 
-    def watched(*args: Any, **kwargs: Any) -> steps.Scan:
+    def watched(*args: Any, **kwargs: Any) -> scan_mod.Scan:
         scans.append(real(*args, **kwargs))
         return scans[-1]
 
@@ -349,7 +350,31 @@ def test_the_scan_stays_within_its_search_budget(
     (scan,) = scans
     assert scan.plan is not None
     screened = scan.evaluated - scan.plan.considered
-    assert scan.tried <= steps.MAX_NODE_COUNTS
-    assert screened < 2 * steps.MAX_EVALUATED_LAYOUTS
+    assert scan.tried <= scan_mod.MAX_NODE_COUNTS
+    assert screened < 2 * scan_mod.MAX_EVALUATED_LAYOUTS
     if not scan.fast_enough:  # no count met the deadline: the cap is what ended the scan
-        assert screened >= steps.MAX_EVALUATED_LAYOUTS
+        assert screened >= scan_mod.MAX_EVALUATED_LAYOUTS
+        assert scan.bounded
+
+
+def test_the_moe_scan_is_bounded_by_its_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    # Issue 36: the MoE scan counted only the choices that fit against its bound, so on a
+    # model too wide for most counts it ran through 100 counts (2.5 s natively, about
+    # 3x that in the browser). Counted in work, it stops after a dozen, keeps the best
+    # found so far, and says so.
+    scans: list[scan_mod.Scan] = []
+    real = scan_mod.scan_for_layout
+
+    def watched(*args: Any, **kwargs: Any) -> scan_mod.Scan:
+        scans.append(real(*args, **kwargs))
+        return scans[-1]
+
+    monkeypatch.setattr(moe, "scan_for_layout", watched)
+    result = size(model_kind="moe", layers=141, hidden=229930, deadline_days=460.19)
+    (scan,) = scans
+    assert scan.bounded and not scan.fast_enough
+    assert scan_mod.MAX_MOE_SCAN_WORK <= scan.evaluated < 1.5 * scan_mod.MAX_MOE_SCAN_WORK
+    assert scan.tried < 20
+    (note,) = [n for n in result.computed.notes if "search bound" in n]
+    assert f"after {scan.tried:,} node counts" in note
+    assert result.value("num_gpus") == scan.num_gpus
