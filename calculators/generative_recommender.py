@@ -48,7 +48,7 @@ def _job(inputs: Inputs) -> GenerativeJob:
 
 def _layout(step: StepTime) -> str:
     micro = f", {step.micro_batches} micro-batches" if step.micro_batches > 1 else ""
-    return f"TP {step.tp} x DP {step.gpus // step.tp}{micro}"
+    return f"TP {step.tp:,} x DP {step.gpus // step.tp:,} = {step.gpus:,} GPUs{micro}"
 
 
 def _comparison(inputs: Inputs, job: GenerativeJob) -> Table:

@@ -18,7 +18,13 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.cluster_sizing.dense import size_dense
-from calculators.cluster_sizing.machine import Machine, Report
+from calculators.cluster_sizing.machine import (
+    ASSUMED,
+    SPARSE_LAYOUTS,
+    Machine,
+    Report,
+    deadline_status,
+)
 from calculators.cluster_sizing.moe import size_moe
 from calculators.cluster_sizing.power import POWER_OUTPUTS, POWER_PARAMS, site_power
 from calculators.cluster_sizing.sparse import size_sparse
@@ -36,10 +42,6 @@ from calculators.inputs.training import OPTIMIZER_PARAM, PRECISION_PARAM
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Computed, Inputs
-
-
-def _renamed(param: Param, name: str, label: str) -> Param:
-    return replace(param, name=name, label=label)
 
 
 _TABLES = {p.name: p for p in table_params()}
@@ -139,11 +141,11 @@ _DECLARED: tuple[Param, ...] = (
             help=SPARSE_STEP_PARAMS["num_sparse_features"].help.replace(
                 " 100 is an assumption.", "") + " Blank: one per table, as in DLRM "
                 "(Naumov et al. 2019) and its Criteo configurations. Sparse models only."),
-    _renamed(_TABLES["dtype"], "embedding_dtype", "Embedding weight precision"),
-    _renamed(_TABLES["optimizer"], "embedding_optimizer", "Embedding optimizer"),
+    replace(_TABLES["dtype"], name="embedding_dtype", label="Embedding weight precision"),
+    replace(_TABLES["optimizer"], name="embedding_optimizer", label="Embedding optimizer"),
     _sparse_param("pooling_factor"),
     _sparse_param("unique_ratio"),
-    _renamed(SPARSE_STEP_PARAMS["dtype"], "wire_dtype", "Embeddings on the wire"),
+    replace(SPARSE_STEP_PARAMS["dtype"], name="wire_dtype", label="Embeddings on the wire"),
     _sparse_param("dense_on_ps"),
     Param("num_ps_servers", "PS servers", "int", None, unit="server", minimum=1,
           maximum=10_000_000, optional=True, placeholder="enough to hold the tables",
@@ -191,6 +193,9 @@ _MOE = (*(p.name for p in _MOE_ONLY), *(p.name for p in EXPERT_COMM_PARAMS), "ep
 _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
            "rows_per_table", "embedding_dim", "num_sparse_features", "pooling_factor",
            "dense_on_ps")
+_SPARSE_MORE = ("epochs", "tables", "embedding_dtype", "embedding_optimizer", "unique_ratio",
+                "wire_dtype", "num_ps_servers", "server_nic_bandwidth", "host_memory",
+                "host_reserve", "gpu_reserve")  # under "More inputs"
 _FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization", "goodput",
           "flops_per_param_token", *_DENSE, "routed_experts", "experts_per_token",
           "expert_ffn", "shared_experts", "dense_layers", *_SPARSE)
@@ -199,13 +204,14 @@ _BY_NAME = {p.name: p for p in _DECLARED}
 
 def _labelled(param: Param) -> Param:
     name = param.name
-    kind = (" (dense, MoE)" if name in _SHARED else " (dense)" if name in _DENSE else
-            " (MoE)" if name in _MOE else " (sparse)" if name in _SPARSE else "")
+    dense, sparse = name in (*_DENSE, "params"), name in (*_SPARSE, *_SPARSE_MORE)
+    kind = (" (dense, MoE)" if name in _SHARED else " (dense)" if dense else
+            " (MoE)" if name in _MOE else " (sparse)" if sparse else "")
     # The page shows an input only for the kind of model it applies to (values kept).
     when = (When("model_kind", ("dense", "moe")) if name in _SHARED else
-            When("model_kind", ("dense",)) if name in _DENSE else
+            When("model_kind", ("dense",)) if dense else
             When("model_kind", ("moe",)) if name in _MOE else
-            When("model_kind", ("sparse",)) if name in _SPARSE else param.when)
+            When("model_kind", ("sparse",)) if sparse else param.when)
     return replace(param, label=param.label + kind, advanced=param.name not in _FIRST,
                    when=when)
 
@@ -218,6 +224,10 @@ PARAMS: tuple[Param, ...] = tuple(_labelled(p) for p in (
 OUTPUTS: tuple[Output, ...] = (
     Output("num_gpus", "GPUs", "GPU", "count"),
     Output("num_nodes", "Nodes", "", "count"),
+    Output("layout", "Layout", "", "text",
+           help="Every parallel dimension, multiplied out to the GPU count (EP folds into "
+                "the GPUs of a stage); none for a sparse model."),
+    Output("deadline_status", "Deadline", "", "text"),
     Output("gpus_for_deadline", "GPUs the deadline needs (before whole nodes)", "GPU", "count",
            help="Compute / (peak x MFU) / deadline, shown like every count to three "
                 "significant figures; the table's row shows the same figure."),
@@ -231,6 +241,7 @@ OUTPUTS: tuple[Output, ...] = (
                 "communication per step. GPU-hours, cost and energy follow it."),
     Output("step_time", "Step time at the assumed MFU", "s", "si"),
     Output("tp", "Tensor parallel", "", "count"),
+    Output("cp", "Context parallel", "", "count"),
     Output("pp", "Pipeline parallel", "", "count"),
     Output("dp", "Data parallel", "", "count"),
     Output("ep", "Expert parallel", "", "count"),
@@ -281,27 +292,14 @@ def size_cluster(inputs: Inputs) -> Computed:
     """The calculator's function: dense or sparse, then storage and money."""
     machine = Machine.from_inputs(inputs)
     report = Report()
-    if inputs.text("model_kind") == "dense":
-        size_dense(inputs, machine, report)
-        report.notes.append(
-            "Assumed: the MFU is that of the steps that run (failures are the "
-            "goodput's); the planner's own step model (every "
-            "operation at its measured kernel and link speed) bounds it: the training "
-            "time is the longer of the two estimates, and the wall-clock time that over "
-            "the goodput.")
-    elif inputs.text("model_kind") == "moe":
-        size_moe(inputs, machine, report)
-        report.notes.append(
-            "Assumed: the MFU is that of the steps that run (failures are the goodput's) "
-            "and counts the active parameters (6 N_active D); the expert-parallel "
-            "planner's step model bounds it, its alltoalls hidden behind another "
-            "micro-batch's compute at the overlap efficiency.")
-    else:
-        size_sparse(inputs, machine, report)
-        report.notes.append(
-            "Assumed: compute at the given MFU counts only the dense MLPs; communication "
-            "as sparse_training models it, hidden behind compute up to the step's length.")
+    kind = inputs.text("model_kind")
+    {"dense": size_dense, "moe": size_moe, "sparse": size_sparse}[kind](inputs, machine, report)
+    report.notes.append(ASSUMED[kind])
     report.values.setdefault("ep", None)  # expert parallelism: mixtures of experts only
+    if kind == "sparse":  # no TP x PP x DP: the summary names the mode instead
+        report.values["layout"] = SPARSE_LAYOUTS[str(report.values["training_mode"])]
+    # The summary says whether the run meets its deadline, not only a warning below.
+    report.values["deadline_status"] = deadline_status(report, machine)
     # The assumed and the planner's MFU are both against the BF16 peak.
     report.values["mfu_basis"] = peak_words(hardware.get(inputs.text("gpu")))
     site_power(inputs, machine, report)  # megawatts at the site (power.py)
@@ -310,7 +308,7 @@ def size_cluster(inputs: Inputs) -> Computed:
 
 CLUSTER_SIZING = Calculator(
     id="cluster_sizing",
-    headline=("num_gpus", "num_nodes", "wall_clock_days", "cost_usd"),
+    headline=("num_gpus", "layout", "wall_clock_days", "deadline_status", "cost_usd"),
     title="Sizing a training cluster",
     summary="From a model, a dataset and a deadline to GPUs, layout, memory headroom, "
             "network per GPU, storage bandwidth, energy, cost, carbon and megawatts at the site.",

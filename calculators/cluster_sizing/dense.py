@@ -215,7 +215,8 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
                    / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(
-        tp=float(lay.tp), pp=float(lay.pp), dp=float(lay.dp),
+        layout=lay.dims.summary(), tp=float(lay.tp), cp=float(lay.cp), pp=float(lay.pp),
+        dp=float(lay.dp),
         micro_batch=float(lay.micro_batch), zero_stage=float(lay.zero_stage),
         recompute=lay.recompute, memory_per_gpu_bytes=lay.memory_bytes,
         memory_headroom_bytes=headroom, planner_mfu=planner_mfu,

@@ -111,6 +111,38 @@ def missed_deadline(report: Report, machine: Machine, gpus: int, *, wall_days: f
         "network or GPU, or a longer deadline is needed.")
 
 
+def deadline_status(report: Report, machine: Machine) -> str | None:
+    """The deadline in the summary: met (with the margin) or missed (by how much), so
+    that a miss is flagged where the eye is, not only in a warning below (issue 37)."""
+    days = report.values.get("wall_clock_days")
+    if not isinstance(days, float):
+        return None
+    deadline = machine.deadline_s / SECONDS_PER_DAY
+    if days <= deadline * (1 + 1e-9):
+        return f"met: {days:,.1f} of {deadline:g} days"
+    return f"MISSED by {days - deadline:,.1f} days ({days:,.1f} against {deadline:g})"
+
+
+#: A sparse sizing's layout in the summary, by its training mode.
+SPARSE_LAYOUTS = {"collective": "collective: tables sharded over the GPUs",
+                  "ps": "parameter servers hold the tables",
+                  "neither": "none: the tables fit neither way"}
+
+#: What each kind of sizing assumes, said with its answer.
+ASSUMED = {
+    "dense": "Assumed: the MFU is that of the steps that run (failures are the goodput's); "
+             "the planner's own step model (every operation at its measured kernel and link "
+             "speed) bounds it: the training time is the longer of the two estimates, and "
+             "the wall-clock time that over the goodput.",
+    "moe": "Assumed: the MFU is that of the steps that run (failures are the goodput's) and "
+           "counts the active parameters (6 N_active D); the expert-parallel planner's step "
+           "model bounds it, its alltoalls hidden behind another micro-batch's compute at "
+           "the overlap efficiency.",
+    "sparse": "Assumed: compute at the given MFU counts only the dense MLPs; communication "
+              "as sparse_training models it, hidden behind compute up to the step's length.",
+}
+
+
 def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) -> None:
     """Cost, energy and carbon from GPU-hours, as training_compute computes them."""
     cost = gpu_hours * inputs.num("price_per_gpu_hour")
@@ -151,5 +183,5 @@ def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes
 def empty_layout(report: Report) -> None:
     """The dense layout's outputs, when there is no layout to report."""
     report.values.update(dict.fromkeys((
-        "tp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "memory_per_gpu_bytes",
-        "memory_headroom_bytes", "planner_mfu", "planner_days")))
+        "layout", "tp", "cp", "pp", "dp", "micro_batch", "zero_stage", "recompute",
+        "memory_per_gpu_bytes", "memory_headroom_bytes", "planner_mfu", "planner_days")))

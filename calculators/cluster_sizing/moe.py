@@ -208,7 +208,8 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
                    * batch_tokens / (n * plan.cluster.peak_flops * lay.step_s))
     traffic = layout_traffic(lay, machine.per_node)
     report.values.update(
-        tp=float(lay.tp), pp=float(lay.pp), dp=float(lay.dp), ep=float(ep),
+        layout=lay.dims.summary(experts=True), tp=float(lay.tp), cp=float(lay.cp),
+        pp=float(lay.pp), dp=float(lay.dp), ep=float(ep),
         micro_batch=float(lay.micro_batch), zero_stage=float(lay.zero_stage),
         recompute=lay.recompute, memory_per_gpu_bytes=lay.memory_bytes,
         memory_headroom_bytes=machine.capacity - lay.memory_bytes, planner_mfu=planner_mfu,

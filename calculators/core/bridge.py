@@ -10,7 +10,7 @@ import json
 from typing import TYPE_CHECKING
 
 from calculators import get, import_config
-from calculators.core import share
+from calculators.core import review, share
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 
     from calculators.core.calculator import Calculator
 
-EXPORT_FORMATS = ("markdown", "json", "command")
+EXPORT_FORMATS = ("markdown", "csv", "json", "command")
 
 
 def _texts(raw: object) -> dict[str, str]:
@@ -58,17 +58,28 @@ def _encode(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
 
 
 def _export(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:
+    """An export of the current inputs: the command line, or the design-review scenario
+    (calculators.core.review) with the page's ``link`` and, when a baseline is pinned
+    (``base``: its inputs), the comparison with it."""
     texts = _texts(payload.get("inputs", {}))
     fmt = payload.get("format")
     if fmt == "command":
         calc.validate(texts)
         return {"text": share.command_line(calc, texts)}
+    if fmt not in review.FORMATS:
+        raise ValidationError("format", f"unknown export format; use one of {EXPORT_FORMATS}")
     result = calc.compute(texts)
+    link = payload.get("link")
+    link = link if isinstance(link, str) and link else None
+    base = payload.get("base")
+    comparison = (share.compare(calc.compute(_texts(base)), result)
+                  if isinstance(base, dict) else None)
     if fmt == "markdown":
-        return {"text": share.markdown_table(result)}
-    if fmt == "json":
-        return {"text": json.dumps(result.to_dict() | {"chart": None}, indent=2)}
-    raise ValidationError("format", f"unknown export format; use one of {EXPORT_FORMATS}")
+        return {"text": review.review_markdown(result, link=link, comparison=comparison)}
+    if fmt == "csv":
+        return {"text": review.review_csv(result, link=link, comparison=comparison)}
+    return {"text": json.dumps(review.review_json(result, link=link, comparison=comparison),
+                               indent=2)}
 
 
 def _compare(calc: Calculator, payload: dict[str, object]) -> dict[str, object]:

@@ -1,4 +1,5 @@
-"""Shareable state and exports: a link's inputs, Markdown, JSON, a command line, deltas.
+"""Shareable state: a link's inputs, a command line, a baseline's deltas (the review
+export is calculators.core.review).
 
 A link carries only the inputs that differ from the calculator's defaults, readable by a
 person: ``?training_compute=params:70B,tokens:2T#gpt3-worked-example``. Links are
@@ -91,25 +92,6 @@ def command_line(calc: Calculator, texts: dict[str, str]) -> str:
         if text is not None and _differs(calc, param.name, text):
             words += [f"--{param.name.replace('_', '-')}", text.strip()]
     return shlex.join(words)
-
-
-def _cell(text: str) -> str:
-    """Text safe inside a Markdown table cell."""
-    return text.replace("|", "\\|").replace("\n", " ")
-
-
-def markdown_table(result: Result) -> str:
-    """The result as a Markdown table, with its non-default inputs and warnings."""
-    calc = result.calculator
-    lines = [f"**{_cell(calc.title)}** (`{calc.id}`)", ""]
-    changed = [p for p in calc.params if result.inputs[p.name] != p.default]
-    if changed:
-        shown = ", ".join(f"{p.name} = {p.as_text(result.inputs[p.name])}" for p in changed)
-        lines += [f"Inputs: {_cell(shown)}", ""]
-    lines += ["| Output | Value |", "|---|---|"]
-    lines += [f"| {_cell(o.label)} | {_cell(result.text(o.name))} |" for o in calc.outputs]
-    lines += [f"\n> {_cell(w)}" for w in result.computed.warnings]
-    return "\n".join(lines) + "\n"
 
 
 def compare(base: Result, current: Result) -> list[dict[str, object]]:

@@ -72,7 +72,7 @@ def _fixed(inputs: Inputs, routed_experts: int) -> dict[str, int | None]:
     return fixed
 
 
-RESULT_NAMES = ("tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "recompute",
+RESULT_NAMES = ("layout", "tp", "cp", "pp", "dp", "ep", "micro_batch", "zero_stage", "recompute",
                 "experts_per_gpu", "expert_data_parallel", "step_time", "tokens_per_second",
                 "mfu", "memory_per_gpu_bytes", "host_memory_bytes",
                 "host_memory_per_node_bytes", "weights_bytes", "gradients_bytes",
@@ -168,6 +168,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
         model, seq, computed_count(DEFAULT_FLOP_COUNT, "fused")) * tokens
     mem = best.memory
     values.update({
+        "layout": best.dims.summary(experts=True),
         "tp": float(best.tp), "cp": float(best.cp), "pp": float(best.pp),
         "dp": float(best.dp), "ep": float(best.dims.ep), "micro_batch": float(best.micro_batch),
         "zero_stage": float(best.zero_stage), "recompute": best.recompute,
@@ -230,7 +231,7 @@ def _opt_int(name: str, label: str, help_text: str) -> Param:
 
 MOE_PLAN = Calculator(
     id="moe_plan",
-    headline=("step_time", "mfu", "ep", "pp", "memory_per_gpu_bytes"),
+    headline=("step_time", "mfu", "layout", "memory_per_gpu_bytes"),
     advanced=(*MOE_ARCHITECTURE_DETAIL, "gpu_memory", "intra_node_bandwidth",
               "inter_node_bandwidth", "comm_efficiency", "latency",
               "precision", "optimizer", "gradients", "tp", "cp", "pp", "dp", "ep",
@@ -260,6 +261,7 @@ MOE_PLAN = Calculator(
               help="Rows in the table."),
     ),
     outputs=(
+        Output("layout", "Layout (best)", "", "text"),
         Output("tp", "Tensor parallel (best)", "", "count"),
         Output("cp", "Context parallel (best)", "", "count"),
         Output("pp", "Pipeline parallel (best)", "", "count"),

@@ -68,7 +68,7 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
 
 
 RESULT_NAMES = (
-    "tp", "cp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "step_time",
+    "layout", "tp", "cp", "pp", "dp", "micro_batch", "zero_stage", "recompute", "step_time",
     "tokens_per_second", "mfu", "memory_per_gpu_bytes", "host_memory_bytes",
     "host_memory_per_node_bytes", "bubble_fraction", "tp_comm_time", "cp_comm_time",
     "cp_exposed_time", "pp_comm_time", "dp_comm_time", "dp_exposed_time",
@@ -132,6 +132,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     mem = best.memory
     values.update(
         {
+            "layout": best.dims.summary(),
             "tp": float(best.tp),
             "cp": float(best.cp),
             "pp": float(best.pp),
@@ -224,7 +225,7 @@ def _opt_int(name: str, label: str, help_text: str) -> Param:
 
 PARALLEL_PLAN = Calculator(
     id="parallel_plan",
-    headline=("step_time", "mfu", "tp", "pp", "dp"),
+    headline=("step_time", "mfu", "layout"),
     advanced=(
         *ARCHITECTURE_DETAIL,
         *DOCUMENT_DETAIL,
@@ -270,6 +271,7 @@ PARALLEL_PLAN = Calculator(
         ),
     ),
     outputs=(
+        Output("layout", "Layout (best)", "", "text"),
         Output("tp", "Tensor parallel (best)", "", "count"),
         Output("cp", "Context parallel (best)", "", "count"),
         Output("pp", "Pipeline parallel (best)", "", "count"),

@@ -4,6 +4,7 @@ copying results, baseline comparison, presets, keyboard-only use, phone and prin
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -11,7 +12,7 @@ import pytest
 
 import calculators
 from calculators.catalogues import presets
-from calculators.core import share
+from calculators.core import review, share
 from tests.e2e.conftest import stall_worker_on
 
 if TYPE_CHECKING:
@@ -151,7 +152,11 @@ def test_copy_exports_match_python(site_url: str, watched_page: tuple[Page, Watc
     _ready(page)
     texts = json.loads(page.get_attribute(W, "data-example") or "{}") | {"num_gpus": "4096"}
     result = calculators.compute("training_compute", **texts)
-    assert _copied(page, "markdown") == share.markdown_table(result)
+    copied = _copied(page, "markdown")
+    link = re.search(r"Link \(restores every input below\): <([^>]+)>", copied)
+    assert link is not None and link[1].endswith(f"?training_compute=num_gpus:4096{W}")
+    assert copied == review.review_markdown(result, link=link[1])
+    assert _copied(page, "csv") == review.review_csv(result, link=link[1])
     assert (
         json.loads(_copied(page, "json"))["outputs"]
         == json.loads(json.dumps(result.to_dict()))["outputs"]

@@ -37,6 +37,14 @@ class Dims:
     def gpus(self) -> int:
         return self.tp * self.cp * self.dp * self.pp
 
+    def summary(self, *, experts: bool = False) -> str:
+        """Every dimension, so that the words multiply to the GPU count (issue 37: a
+        summary without CP read as a quarter of the GPUs); EP, folded into the stage's
+        GPUs rather than multiplied in, after them for a mixture of experts."""
+        text = (f"TP {self.tp:,} x CP {self.cp:,} x PP {self.pp:,} x DP {self.dp:,} "
+                f"= {self.gpus:,} GPUs")
+        return f"{text}, EP {self.ep:,}" if experts else text
+
     def size(self, name: str) -> int:
         return int(getattr(self, name))
 

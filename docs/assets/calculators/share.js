@@ -230,14 +230,25 @@ export function runAction(widget, action, baseline) {
       history.replaceState(history.state, "", link);
       return link;
     });
-    return copyText(widget, "Link", url);
+    // Say what the link carries: this widget's inputs only, not the page's other widgets.
+    const what = baseline ? "Link (this calculator's inputs and its pinned baseline)"
+      : "Link (this calculator's inputs only)";
+    return copyText(widget, what, url);
   }
-  if (["markdown", "json", "command"].includes(action)) {
-    const names = { markdown: "Markdown table", json: "JSON", command: "Command line" };
-    const text = ask("export", { calc, inputs, format: action }).then((answer) => {
-      if (!answer.ok) throw new CopyRefused(answer.error.message);
-      return answer.text;
-    });
+  if (["markdown", "csv", "json", "command"].includes(action)) {
+    const names = {
+      markdown: "Design-review Markdown", csv: "Design-review CSV", json: "JSON",
+      command: "Command line",
+    };
+    // The review carries the link and the baseline comparison (calculators.core.review).
+    const text = (action === "command" ? Promise.resolve(null) : linkFor(widget, baseline))
+      .then((link) => ask("export", {
+        calc, inputs, format: action, link, base: baseline || null,
+      }))
+      .then((answer) => {
+        if (!answer.ok) throw new CopyRefused(answer.error.message);
+        return answer.text;
+      });
     return copyText(widget, names[action], text);
   }
   return Promise.resolve();

@@ -8,6 +8,7 @@ share.js) and a refused copy says so."""
 from __future__ import annotations
 
 import json
+import re
 import shutil
 import subprocess
 import time
@@ -16,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 import calculators
-from calculators.core import share
+from calculators.core import review, share
 from tests.e2e.webkit.conftest import js, wait_for
 
 if TYPE_CHECKING:
@@ -184,9 +185,12 @@ def test_the_first_copy_copies_and_a_refused_copy_says_so(
     _css(wk, f'{W} [data-action="markdown"]').click()
     wait_for(wk, "the failed copy", lambda: _attr(wk, W, "data-copy-result") == "failed", 10)
     said = _css(wk, f"{W} [data-copy-status]").text
-    assert said.startswith("Could not copy the markdown table"), said
+    assert said.startswith("Could not copy the design-review markdown"), said
     assert _attr(wk, f"{W} [data-copy-status]", "role") == "status"  # announced
     box = _css(wk, f"{W} [data-copy-box]")
     assert box.is_displayed()
-    assert box.get_attribute("value") == share.markdown_table(
-        calculators.compute("training_compute", **_example(wk, W)))
+    copied = str(box.get_attribute("value"))
+    link = re.search(r"Link \(restores every input below\): <([^>]+)>", copied)
+    assert link is not None
+    assert copied == review.review_markdown(
+        calculators.compute("training_compute", **_example(wk, W)), link=link[1])

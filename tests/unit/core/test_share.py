@@ -88,14 +88,6 @@ def test_command_line_reproduces_the_result(capsys: pytest.CaptureFixture[str]) 
     assert json.loads(capsys.readouterr().out) == calc.compute(texts).to_dict()
 
 
-def test_markdown_table() -> None:
-    result = calculators.compute("training_compute", params="70B")
-    text = share.markdown_table(result)
-    assert "| Output | Value |" in text
-    assert "| Training compute C | 1.26e23 FLOP |" in text
-    assert "params = 70B" in text
-
-
 def test_compare_gives_deltas() -> None:
     base = calculators.compute("training_compute", num_gpus=1024)
     current = calculators.compute("training_compute", num_gpus=2048)
