@@ -159,8 +159,13 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
         try:
             plan = plan_at_n(plan_raw, count, blame, screened=screens[count])
         except ValidationError as err:
-            if err.input_name != "num_gpus" or count == ranked[-1]:
+            if err.input_name != "num_gpus":
                 raise
+            if count == ranked[-1]:  # said in this calculator's inputs, not the planner's
+                raise ValidationError("deadline_days", (
+                    f"at each GPU count the deadline leads to ({count:,} GPUs the last), "
+                    "the planner has too many layouts to search here: change the deadline "
+                    "or the global batch")) from None
             continue
         return Scan(first, count, tried, evaluated + plan.considered, plan,
                     fast_enough=False, fitting=len(fitting), bounded=bounded)

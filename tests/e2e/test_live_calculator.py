@@ -314,3 +314,26 @@ def test_edits_during_a_slow_compute_are_computed_once(
     assert _value(page, "total_flops") == calculators.compute(
         "training_compute", params="730B").value("total_flops")
     watch.assert_clean()
+
+
+def test_values_refused_together_are_flagged_on_the_field_just_edited(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    # Issue 37: 1,000 GPUs are a valid count and 1,536 a valid batch, but no layout of
+    # the one divides the other; the error used to land under the global batch, which
+    # the reader had not touched, and the GPU count kept its old echo.
+    page, watch = watched_page
+    page.goto(f"{site_url}/dense/")
+    widget = "#offload-gpt3-32"
+    page.fill(f"{widget} [name=num_gpus]", "1000")
+    page.wait_for_selector(f'{widget}[data-state="error"]', timeout=LIVE_TIMEOUT_MS)
+    error = page.locator(f'{widget} [data-error-for="num_gpus"]')
+    assert error.is_visible()
+    text = error.text_content() or ""
+    assert text.startswith("Does not go with Global batch"), text
+    assert "1000 GPUs" in text
+    assert page.get_attribute(f"{widget} [name=num_gpus]", "aria-invalid") == "true"
+    assert not page.locator(f'{widget} [data-error-for="global_batch"]').is_visible()
+    echo = page.locator(f'{widget} [data-parsed-for="num_gpus"]')
+    assert (echo.text_content() or "") == ""  # no stale "= 32" under the new value
+    watch.assert_clean()

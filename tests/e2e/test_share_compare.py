@@ -256,5 +256,8 @@ def test_phone_and_print(site_url: str, browser: object) -> None:
     page.locator(W).screenshot(path=str(ARTIFACTS / "compute-phone.png"))
     page.emulate_media(media="print")
     assert page.locator(f"{W} [data-tools]").is_hidden()
-    assert page.locator(f'{W} [data-output="total_flops"]').is_visible()
+    # Print keeps the summary, not the form or the full list (tests/e2e/test_print.py).
+    assert page.locator(f"{W} [data-summary] [data-headline-value]").first.is_visible()
+    assert page.locator(f'{W} [data-output="total_flops"]').is_hidden()
+    assert page.locator(f"{W} form").is_hidden()
     context.close()

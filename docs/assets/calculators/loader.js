@@ -119,8 +119,19 @@ async function compute(widget) {
              && refuseChoice(widget, entry.choice, answer.error)) {
     entry.choice = null;
   } else {
-    showError(widget, answer.error || {});
+    showError(widget, onEditedField(widget, entry, answer.error || {}));
   }
+}
+
+// Values that are each valid alone but refused together: the error belongs where the
+// reader just typed, naming the input it clashes with (issue 37: editing the GPU count
+// put the error under the global batch, and left the edited field's old echo).
+function onEditedField(widget, entry, error) {
+  const edited = entry.edited;
+  if (!error.together || !edited || edited === error.input) return error;
+  if (!widget.querySelector(`form [name="${CSS.escape(edited)}"]`)) return error;
+  const other = labelOf(widget, String(error.input || ""));
+  return { ...error, input: edited, message: `Does not go with ${other}: ${error.message}` };
 }
 
 // What the reader typed, in the address bar (see form.js): Back and Forward restore it.
@@ -248,6 +259,7 @@ function bind(widget) {
     if (event.target instanceof HTMLSelectElement || !isInput(event.target)) return;
     const entry = entryOf(widget);
     entry.choice = null;
+    entry.edited = event.target.getAttribute("name");
     if (entry.refused) entry.refused = !clearRefusals(widget, "");
     schedule(widget, DEBOUNCE_MS);
   });

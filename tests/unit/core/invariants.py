@@ -100,11 +100,18 @@ def mfus(result: Result) -> list[str]:
 
 def _cluster_sizing(result: Result) -> list[str]:
     """The run's time never implies more than the assumed MFU; a design that fits
-    nowhere reports no layout, and still a time that is not zero."""
+    nowhere reports no layout; a run has a time that is not zero, but for a sparse
+    design whose tables fit neither way, which reports no run at all (no days, hours
+    or cost) and says why."""
     found = []
     values = result.computed.values
     days, hours = _num(result, "wall_clock_days"), _num(result, "gpu_hours")
-    if not days or not hours:
+    if values.get("training_mode") == "neither":
+        if days is not None or hours is not None or values.get("cost_usd") is not None:
+            found.append("a sparse design that fits neither way reports a run")
+        if "neither fits" not in _texts(result).lower():
+            found.append("a sparse design that fits neither way does not say so")
+    elif not days or not hours:
         found.append(f"wall_clock_days {days!r}, gpu_hours {hours!r}: a run of no time")
     total, gpus, goodput = (_num(result, n) for n in ("total_flops", "num_gpus", "goodput"))
     if days and total and gpus and goodput:
