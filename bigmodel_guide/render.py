@@ -75,7 +75,8 @@ def condition_text(calc: Calculator, when: When) -> str:
     """``when`` in words, for a reader: "Model kind is sparse (recommendation ...)"."""
     target = calc.param(when.input)
     labels = {c.value: c.label for c in target.choices} | {"true": "yes", "false": "no"}
-    return f"{target.label} is " + " or ".join(labels.get(v, v) for v in when.values)
+    words = f"{target.label} is " + " or ".join(labels.get(v, v) for v in when.values)
+    return words if when.also is None else f"{words}, and {condition_text(calc, when.also)}"
 
 
 def _options(calc: Calculator, param: Param, values: Inputs

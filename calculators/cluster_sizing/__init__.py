@@ -187,7 +187,7 @@ _DECLARED: tuple[Param, ...] = (
 #: example sets it. Labels say which kind of model an input is for.
 _DENSE = ("tokens", "global_batch", *(p.name for p in ARCHITECTURE_PARAMS))
 #: Dense inputs an MoE reads too (same meaning: inputs.moe).
-_SHARED = (*_SHARED_NAMES, "tokens", "global_batch", "seq_len", "bytes_per_token",
+_SHARED = (*_SHARED_NAMES, "tokens", "global_batch", "seq_len", "bytes_per_token", "offload",
            "flop_count")
 _MOE = (*(p.name for p in _MOE_ONLY), *(p.name for p in EXPERT_COMM_PARAMS), "ep_overlap")
 _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", "num_tables",
@@ -207,11 +207,11 @@ def _labelled(param: Param) -> Param:
     dense, sparse = name in (*_DENSE, "params"), name in (*_SPARSE, *_SPARSE_MORE)
     kind = (" (dense, MoE)" if name in _SHARED else " (dense)" if dense else
             " (MoE)" if name in _MOE else " (sparse)" if sparse else "")
-    # The page shows an input only for the kind of model it applies to (values kept).
-    when = (When("model_kind", ("dense", "moe")) if name in _SHARED else
-            When("model_kind", ("dense",)) if dense else
-            When("model_kind", ("moe",)) if name in _MOE else
-            When("model_kind", ("sparse",)) if sparse else param.when)
+    # The page shows an input only for the kind of model it applies to (values kept),
+    # and where its own declaration says so (GQA-only inputs, say) only then.
+    kinds = (("dense", "moe") if name in _SHARED else ("dense",) if dense else
+             ("moe",) if name in _MOE else ("sparse",) if sparse else None)
+    when = param.when if kinds is None else When("model_kind", kinds, also=param.when)
     return replace(param, label=param.label + kind, advanced=param.name not in _FIRST,
                    when=when)
 

@@ -151,6 +151,8 @@ class Calculator:
         if not when.values or set(when.values) - set(allowed):
             raise TypeError(f"calculator {self.id!r}: {where} names values {when.values} "
                             f"of {when.input!r}, which allows {allowed}")
+        if when.also is not None:
+            self._check_condition(where, when.also, own)
 
     @property
     def headline_outputs(self) -> tuple[Output, ...]:

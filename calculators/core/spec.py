@@ -44,17 +44,20 @@ class When:
 
     Declares what applies in which mode, for the page: an input that applies only when
     the condition holds is hidden otherwise (its value kept), and a choice that only
-    goes with some other choices is disabled otherwise, with the reason."""
+    goes with some other choices is disabled otherwise, with the reason. ``also``: a
+    second condition that must hold too (an MoE's GQA-only input, say, in a calculator
+    whose model kind already decides whether it shows)."""
 
     input: str
     values: tuple[str, ...]
+    also: When | None = None
 
     def holds(self, texts: Mapping[str, object]) -> bool:
-        """Whether the condition holds for these field texts (or values)."""
+        """Whether the condition (and ``also``) holds for these field texts (or values)."""
         value = texts.get(self.input)
         if isinstance(value, bool):
             value = "true" if value else "false"
-        return str(value) in self.values
+        return str(value) in self.values and (self.also is None or self.also.holds(texts))
 
 
 @dataclass(frozen=True)

@@ -6,13 +6,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.core.spec import Choice, Param, ValidationError
+from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.parallel.stages import SplitError, split_layers
 from calculators.inputs.layer_mix import LAYER_MIX_DETAIL, LAYER_MIX_PARAMS, documents, layer_mix
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
+
+#: Inputs that only matter without GPT-style biases (with them every projection has a
+#: bias and every norm a shift already).
+_NO_BIASES = When("biases", ("false",))
 
 ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     Param(
@@ -126,7 +130,7 @@ ARCHITECTURE_PARAMS: tuple[Param, ...] = (
         help="On: the output layer reuses the token embedding (GPT-3, Megatron). "
         "Off: a separate V x h output matrix (Llama).",
     ),
-    Param("qkv_bias", "Biases on Q, K, V only", "bool", False,
+    Param("qkv_bias", "Biases on Q, K, V only", "bool", False, when=_NO_BIASES,
           help="Qwen2's attention: biases on the query, key and value projections and "
           "none elsewhere (config.json: attention_bias / Qwen2's fixed q, k, v biases)."),
     Param("qk_norm", "QK-Norm", "bool", False,
@@ -135,7 +139,7 @@ ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     Param("norms_per_layer", "Norms per layer", "int", 2, minimum=1, maximum=8,
           help="2: before attention and before the MLP. Gemma 2 and 3: 4, a norm also "
           "after each (Gemma 2 report, Sec. 2)."),
-    Param("layernorm", "LayerNorm without biases", "bool", False,
+    Param("layernorm", "LayerNorm without biases", "bool", False, when=_NO_BIASES,
           help="LayerNorm (scale and shift) although no linear layer has a bias, as "
           "Nemotron-4 (LayerNorm1p). With biases on, norms have shifts anyway."),
     *LAYER_MIX_PARAMS,

@@ -337,3 +337,23 @@ def test_values_refused_together_are_flagged_on_the_field_just_edited(
     echo = page.locator(f'{widget} [data-parsed-for="num_gpus"]')
     assert (echo.text_content() or "") == ""  # no stale "= 32" under the new value
     watch.assert_clean()
+
+
+def test_an_edit_that_changes_nothing_says_so_beside_its_field(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    # Issue 37: 68 of 506 edits changed nothing on screen, most without a word. With
+    # GPT-3's biases on, "biases on Q, K, V only" cannot change the model.
+    page, watch = watched_page
+    page.goto(f"{site_url}/capstone/")
+    widget = "#gpt3-34-days"
+    page.select_option(f"{widget} [name=qkv_bias]", "true")
+    page.wait_for_selector(f'{widget} [data-silent-for="qkv_bias"]', timeout=LIVE_TIMEOUT_MS)
+    note = page.locator(f'{widget} [data-silent-for="qkv_bias"]')
+    assert note.is_visible() and "No result changed" in (note.text_content() or "")
+    # An edit that moves a result clears it, and marks nothing.
+    page.fill(f"{widget} [name=deadline_days]", "20")
+    page.wait_for_selector(f'{widget} [data-silent-for="qkv_bias"]', state="detached",
+                           timeout=LIVE_TIMEOUT_MS)
+    assert page.locator(f"{widget} [data-silent-for]").count() == 0
+    watch.assert_clean()

@@ -58,7 +58,8 @@ class Architecture:
     @property
     def is_standard_gpt(self) -> bool:
         """The shape Megatron's Eq. 2 assumes: MHA, 4h MLP with GELU, biases, tied,
-        learned positions, head_dim = h / heads."""
+        learned positions, head_dim = h / heads. QKV-only biases and bias-free LayerNorm
+        describe a model without biases, so with biases on they change nothing."""
         return (
             self.kv_heads == self.heads
             and self.attention_width == self.hidden
@@ -68,7 +69,7 @@ class Architecture:
             and self.learned_positions
             and self.tied_embeddings
             and self.mix.uniform
-            and not (self.qkv_bias or self.qk_norm or self.layernorm)
+            and not self.qk_norm
             and self.norms_per_layer == 2
         )
 

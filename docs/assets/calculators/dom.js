@@ -275,6 +275,34 @@ function updateHeadline(widget, outputs) {
     ANNOUNCE_AFTER_MS));
 }
 
+/** What a reader can see of a result: every output's raw value, the warnings, notes and
+ * table. Equal before and after a recompute: the edit changed nothing on screen. */
+export function resultSnapshot(widget) {
+  const values = Array.from(widget.querySelectorAll("[data-output]"), (el) => el.dataset.value);
+  const texts = ["[data-warnings]", "[data-notes]", "[data-table]"].map(
+    // Without white space: the build's markup and the live one differ only in that.
+    (sel) => (widget.querySelector(sel) || { textContent: "" }).textContent.replace(/\s+/g, ""));
+  return JSON.stringify([values, texts]);
+}
+
+/** Say beside the field just edited that the edit changed no result (issue 37: an input
+ * that does nothing under the other inputs was indistinguishable from a live one). */
+export function markSilent(widget, name, silent) {
+  for (const old of widget.querySelectorAll("[data-silent-for]")) old.remove();
+  if (!silent || !name) return;
+  const field = Array.from(widget.querySelectorAll("[data-field]")).find(
+    (el) => el.dataset.field === name);
+  if (!field) return;
+  const note = document.createElement("small");
+  note.className = "bm-silent";
+  note.dataset.silentFor = name;
+  note.textContent = "No result changed: with the other inputs as they are, this one does " +
+    "not decide the answer.";
+  const help = field.querySelector("[data-help]");
+  if (help) help.before(note);
+  else field.append(note);
+}
+
 export function applyResult(widget, result) {
   for (const cell of widget.querySelectorAll("[data-output]")) {
     const output = result.outputs[cell.dataset.output];

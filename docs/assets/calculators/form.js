@@ -12,7 +12,10 @@
 import { labelOf, readInputs, setText, writeInputs } from "./dom.js";
 
 function holds(dataset, values) {
-  return dataset.whenValues.split("|").includes(values[dataset.whenInput] ?? "");
+  const own = dataset.whenValues.split("|").includes(values[dataset.whenInput] ?? "");
+  // A second condition (spec.When.also), both must hold.
+  return own && (!dataset.whenAlsoInput
+    || dataset.whenAlsoValues.split("|").includes(values[dataset.whenAlsoInput] ?? ""));
 }
 
 function optionLabel(option) {

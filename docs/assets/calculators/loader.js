@@ -7,8 +7,8 @@
 
 import { ask, onRuntime, Runaway, runtimeFailure, runtimeState, startRuntime } from "./runtime.js";
 import {
-  applyResult, clearErrors, differsFromExample, exampleInputs, labelOf, readInputs, setState,
-  setStatus, showError,
+  applyResult, clearErrors, differsFromExample, exampleInputs, labelOf, markSilent,
+  readInputs, resultSnapshot, setState, setStatus, showError,
 } from "./dom.js";
 import { renderComparison, restoreFromLink, runAction, keysFor, THEME_KEYS } from "./share.js";
 import {
@@ -109,7 +109,10 @@ async function compute(widget) {
   if (answer.ok) {
     entry.lastGood = inputs;
     entry.choice = null;
+    const before = resultSnapshot(widget);
     applyResult(widget, answer.result);
+    markSilent(widget, entry.edited, before === resultSnapshot(widget));
+    entry.edited = null;
     if (entry.moved) {
       setStatus(widget, `Live: recomputed. ${entry.moved}`);
       entry.moved = "";
@@ -267,6 +270,7 @@ function bind(widget) {
     if (!(event.target instanceof HTMLSelectElement) || !isInput(event.target)) return;
     const entry = entryOf(widget);
     const { name } = event.target;
+    entry.edited = name;
     // Remembered so that a choice the calculator refuses with these inputs can be
     // undone (see refuseChoice); only from valid inputs, or the error is the reader's.
     entry.choice = widget.dataset.state === "error" ? null
