@@ -174,6 +174,23 @@ function unchanged(holder, value) {
   return false;
 }
 
+/** A table's caption twice: in the table for assistive technology (visually hidden),
+ * and as a line above it that stays in view while the table scrolls sideways (issue
+ * 37: on a phone, captions of wide tables were cut inside their scroll box). Returns
+ * the elements to put before the table. */
+export function captionAbove(tableEl, text) {
+  if (!text) return [];
+  const caption = document.createElement("caption");
+  caption.className = "bm-sr";
+  caption.textContent = text;
+  tableEl.append(caption);
+  const line = document.createElement("p");
+  line.className = "bm-table-caption";
+  line.setAttribute("aria-hidden", "true");
+  line.textContent = text;
+  return [line];
+}
+
 export function buildTable(holder, table) {
   if (!holder || unchanged(holder, table)) return;
   if (!table) {
@@ -187,11 +204,7 @@ export function buildTable(holder, table) {
   holder.setAttribute("aria-label", table.caption || "Details");
   const el = document.createElement("table");
   el.className = "bm-table";
-  if (table.caption) {
-    const caption = document.createElement("caption");
-    caption.textContent = table.caption;
-    el.append(caption);
-  }
+  const shown = captionAbove(el, table.caption);
   const head = el.createTHead().insertRow();
   for (const column of table.columns) {
     const th = document.createElement("th");
@@ -204,7 +217,7 @@ export function buildTable(holder, table) {
     const tr = body.insertRow();
     for (const cell of row) tr.insertCell().textContent = cell;
   }
-  holder.replaceChildren(el);
+  holder.replaceChildren(...shown, el);
 }
 
 // A chart is one SVG document holding a layout per width (calculators.core.charts):

@@ -5,6 +5,7 @@
 // Until then the page loads no runtime bytes: the pre-rendered numbers carry it. The
 // main thread never runs Python, so the page never freezes.
 
+import "./abbr.js";
 import { ask, onRuntime, Runaway, runtimeFailure, runtimeState, startRuntime } from "./runtime.js";
 import {
   applyResult, clearErrors, differsFromExample, exampleInputs, labelOf, markSilent,

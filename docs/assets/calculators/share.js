@@ -5,7 +5,7 @@
 
 import { ask } from "./runtime.js";
 import {
-  exampleInputs, readInputs, setState, setStatus, showNotices, writeInputs,
+  captionAbove, exampleInputs, readInputs, setState, setStatus, showNotices, writeInputs,
 } from "./dom.js";
 import { addFoldedInputs } from "./form.js";
 import { firstOf } from "./reveal.js";
@@ -268,9 +268,7 @@ export async function renderComparison(widget, baseline) {
   if (!answer.ok) return;
   const table = document.createElement("table");
   table.className = "bm-table";
-  const caption = document.createElement("caption");
-  caption.textContent = "Pinned baseline against the current inputs";
-  table.append(caption);
+  const shown = captionAbove(table, "Pinned baseline against the current inputs");
   const head = table.createTHead().insertRow();
   for (const title of ["Output", "Baseline", "Current", "Change", "Change %"]) {
     const th = document.createElement("th");
@@ -289,7 +287,7 @@ export async function renderComparison(widget, baseline) {
     tr.dataset.compare = row.name;
     for (const key of ["label", "base", "current", "delta", "percent"]) tr.insertCell().textContent = row[key];
   }
-  box.replaceChildren(table);
+  box.replaceChildren(...shown, table);
   box.hidden = false;
   showDeltas(widget, answer.rows);
 }

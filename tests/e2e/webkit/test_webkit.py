@@ -161,7 +161,7 @@ def test_the_first_copy_copies_and_a_refused_copy_says_so(
         assert _attr(wk, W, "data-runtime") != "ready"
         status = f"{W} [data-copy-status]"
         wait_for(wk, "the copy's status", lambda: _css(wk, status).text)
-        assert _css(wk, status).text == "Link copied."
+        assert _css(wk, status).text == "Link (this calculator's inputs only) copied."
         link = f"{site_url}/compute/#gpt3-worked-example"
         assert _clipboard(xvfb_display) == link
         assert _attr(wk, W, "data-copy-result") == "copied"
