@@ -69,3 +69,21 @@ def test_keyboard_shortcut_opens_search_and_loads_the_index(
     page.wait_for_selector(RESULT, timeout=15_000)
     assert len(asked) == 1
     watch.assert_clean()
+
+
+@pytest.mark.parametrize("term", ["incast", "goodput", "MFU"])
+def test_a_chapter_that_explains_a_term_ranks_above_the_calculator_reference(
+        term: str, site_url: str, strict_page: tuple[Page, Watch]) -> None:
+    # Issue 37: the calculators' reference pages came first; they are boosted down
+    # (templates/calculator/reference_page.md), the chapters keep their rank.
+    page, watch = strict_page
+    page.goto(f"{site_url}/index.html", wait_until="networkidle")
+    page.click(".md-search__input")
+    page.keyboard.type(term)
+    page.wait_for_selector(RESULT, timeout=15_000)
+    links = page.eval_on_selector_all(
+        f"{RESULT} > a", "els => els.map(a => new URL(a.href).pathname)")
+    assert links, term
+    assert "/reference/" not in links[0], links[:6]
+    assert any("/reference/" in h for h in links), links  # still found, further down
+    watch.assert_clean()
