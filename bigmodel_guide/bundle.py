@@ -197,6 +197,10 @@ def install(bundle: Bundle, pyodide_dir: Path, site_dir: Path, runtime_url: str 
         # Only with the self-hosted runtime: a snapshot is locked to the exact build.
         "snapshotURL": "../../pyodide/" + bundle.snapshot.name
         if bundle.snapshot is not None and runtime_url is None else None,
+        # What a first visit downloads at most (every runtime file here), for the page
+        # to say before the reader waits on it (issue 37); None when served elsewhere.
+        "downloadBytes": sum(f.stat().st_size for f in runtime_dir.iterdir() if f.is_file())
+        if runtime_url is None else None,
     }
     script = site_dir / "assets" / "calculators" / "runtime-config.js"
     script.parent.mkdir(parents=True, exist_ok=True)

@@ -3,6 +3,7 @@ recovery, instant navigation, no stray requests, no console errors."""
 
 from __future__ import annotations
 
+import re
 import time
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -356,4 +357,25 @@ def test_an_edit_that_changes_nothing_says_so_beside_its_field(
     page.wait_for_selector(f'{widget} [data-silent-for="qkv_bias"]', state="detached",
                            timeout=LIVE_TIMEOUT_MS)
     assert page.locator(f"{widget} [data-silent-for]").count() == 0
+    watch.assert_clean()
+
+
+def test_the_download_is_said_before_the_first_live_result(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    # Issue 37: the first focus downloaded ~21 MB with no word of it.
+    page, watch = watched_page
+    page.goto(f"{site_url}/compute/")
+    page.evaluate("""(sel) => {
+      window.__said = [];
+      const status = document.querySelector(sel + ' [data-status]');
+      new MutationObserver(() => window.__said.push(status.textContent))
+        .observe(status, { childList: true, characterData: true, subtree: true });
+    }""", WIDGET)
+    page.focus(f"{WIDGET} [name=params]")
+    page.wait_for_selector(f'{WIDGET}[data-runtime="ready"]', timeout=LIVE_TIMEOUT_MS)
+    said = page.evaluate("window.__said")
+    loading = [s for s in said if s.startswith("Loading the live runtime")]
+    assert loading, said
+    assert re.search(r"up to \d+\.\d MB the first time, then cached", loading[0]), loading
     watch.assert_clean()

@@ -167,3 +167,13 @@ def test_unknown_calculator_fails_the_build_with_page_and_line(tmp_path: Path) -
     assert done.returncode != 0
     assert "index.md:5" in done.stderr + done.stdout
     assert "no_such_calc" in done.stderr + done.stdout
+
+
+def test_the_page_knows_what_the_runtime_downloads(built_site: Path) -> None:
+    """Issue 37: the first focus downloaded ~21 MB without a word; the build writes the
+    total of the runtime's files, which the page states while it loads (loader.js)."""
+    config = (built_site / "assets" / "calculators" / "runtime-config.js").read_text()
+    stated = re.search(r'"downloadBytes": (\d+)', config)
+    assert stated, config
+    files = sum(f.stat().st_size for f in (built_site / "pyodide").iterdir() if f.is_file())
+    assert int(stated.group(1)) == files > 5_000_000

@@ -64,6 +64,22 @@ function unavailable(widget) {
   setState(widget, "error");
 }
 
+// The runtime's download size, written by the build (bundle.install); read lazily, so a
+// site built without the runtime still has its forms.
+let downloadBytes = null;
+import("./runtime-config.js")
+  .then((config) => { downloadBytes = config.RUNTIME.downloadBytes || null; })
+  .catch(() => {});
+
+/** The status while the runtime loads: what it costs, said before the reader waits. */
+function loadingWords() {
+  const bytes = downloadBytes;
+  const size = bytes ? ` (up to ${(bytes / 1e6).toFixed(1)} MB the first time, then ` +
+    "cached)" : "";
+  return `Loading the live runtime in the background${size}; the numbers shown are the ` +
+    "build's until it is ready.";
+}
+
 async function compute(widget) {
   const entry = entryOf(widget);
   // One computation per widget in the worker at a time. The worker answers in order, so
@@ -79,7 +95,7 @@ async function compute(widget) {
   entry.again = false;
   const seq = ++entry.seq;
   setState(widget, "loading");
-  if (runtimeState() !== "ready") setStatus(widget, "Starting the live runtime…");
+  if (runtimeState() !== "ready") setStatus(widget, loadingWords());
   let answer;
   const inputs = readInputs(widget);
   try {
@@ -334,6 +350,10 @@ onRuntime((state) => {
       continue;
     }
     widget.dataset.runtime = state;
+    if (state === "loading" && widget.dataset.state === "static") {
+      setStatus(widget, loadingWords());
+      continue;
+    }
     if (state !== "ready") continue;
     // Widgets with an edit in flight get their answer from that request; a widget
     // still "static" shows its example, unless the browser restored other values.
