@@ -328,6 +328,14 @@ WORST_CALLS: tuple[tuple[str, str, dict[str, object]], ...] = (
       "global_batch": 3840, "tokens": "14.8T", "gpu": "h100_sxm", "deadline_days": 25,
       "utilization": "34.6%", "goodput": 1, "nic_bandwidth": "19.6 GB/s"}),
     ("worst: MoE planner, 6,754 layers", "moe_plan", {"layers": 6754}),
+    ("worst: MoE planner, hidden 1,000,000 (nothing fits)", "moe_plan",
+     {"gpus_per_node": 4, "hidden": 1000000}),
+    ("worst: planner, 10,000 layers, 8M tokens", "parallel_plan",
+     {"global_batch": 15360, "layers": 10000, "seq_len": 8388608, "top": 8}),
+    ("worst: sizing, 9,933 layers of 5S1F, 5.5M tokens", "cluster_sizing",
+     {"layers": 9933, "heads": 1, "seq_len": 5531795, "layer_pattern": "5S1F",
+      "attention_window": 1157076, "norms_per_layer": 1, "tied_embeddings": False,
+      "optimizer": "adamw_8bit", "utilization": 1.0, "flop_count": "6N"}),
     ("worst: fabric, 512-port switches", "fabric_sizing", {"switch_radix": 512}),
 )
 #: Timed runs of each heavy call, after one untimed (the worker's runtime is warm by

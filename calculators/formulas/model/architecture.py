@@ -115,8 +115,9 @@ def mixer_params(arch: Architecture, kind: str = FULL) -> int:
 
 def mixers_params(arch: Architecture) -> int:
     """Every layer's token mixer, each by its kind."""
-    kinds = arch.mix.kinds(arch.layers)
-    return sum(kinds.count(kind) * mixer_params(arch, kind) for kind in set(kinds))
+    mix = arch.mix
+    return sum(mix.count(arch.layers, kind) * mixer_params(arch, kind)
+               for kind in sorted(set(mix.kinds(min(arch.layers, len(mix.pattern))))))
 
 
 def stack_params(arch: Architecture) -> int:

@@ -154,8 +154,10 @@ class LayerMix:
         return (self.pattern * reps)[:layers]
 
     def count(self, layers: int, kind: str) -> int:
-        """How many of ``layers`` layers are of ``kind``."""
-        return self.kinds(layers).count(kind)
+        """How many of ``layers`` layers are of ``kind``: whole repeats of the pattern,
+        then the part of one (without spelling out a stack of 10,000 layers)."""
+        whole, part = divmod(layers, len(self.pattern))
+        return whole * self.pattern.count(kind) + self.pattern[:part].count(kind)
 
     def attention_layers(self, layers: int) -> int:
         """Layers with softmax attention (full or windowed): they hold Q, K, V and O."""

@@ -91,7 +91,7 @@ class LayoutBase:
             # displaces, the variant with a lighter last stage is faster.
             split = balanced_split(variants, lambda sp, rank: run(sp, rank) * layer
                                    + sp.output_share(rank) * costs.output_s,
-                                   every_rank=bool(weights))
+                                   every_rank=len(arch.mix.pattern) if weights else 0)
         self.split = split
         self.group, group_pd = group_per_domain(dims, ("cp", "dp"), domain)
         self.group_pd = group_pd
@@ -111,7 +111,7 @@ class LayoutBase:
         # DualPipe) and their compute with the rank's share of the output layer.
         self.ranks = [(split.compute_layers(rank),
                        run(split, rank) * layer + split.output_share(rank) * costs.output_s)
-                      for rank in (range(split.stages) if weights
+                      for rank in (split.weighed_ranks(len(arch.mix.pattern)) if weights
                                    else split.ranks_of_interest)]
         self.slowest: dict[str, tuple[float, float, float]] = {}
         self.states: dict[tuple[int, int], tuple[tuple[float, float, float], ...]] = {}

@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 import calculators
-from calculators.formulas.model.layer_mix import LayerMix
+from calculators.formulas.model.layer_mix import LayerMix, parse_pattern
 from calculators.formulas.parallel.stages import split_layers
 
 _MODEL = {"layers": 8, "hidden": 4096, "heads": 32, "kv_heads": 8, "ffn_hidden": 14336,
@@ -48,3 +48,35 @@ def test_kinds_are_charged_their_own_scores() -> None:
     assert mean == pytest.approx((5 * window + full) / 6)
     # A materialised kernel computes the whole matrix, window or not.
     assert mix.kind_forward_scores("S", 32768, None, causal_share=1.0, flops_per_key=1.0) == 32768
+
+
+@pytest.mark.parametrize("pattern", ["SF", "5S1F", "3L1F", "2S3F"])
+@pytest.mark.parametrize(("layers", "stages", "chunks", "placement"), [
+    (9933, 3311, 1, "loop"), (600, 100, 2, "loop"), (598, 50, 2, "v"),
+    (600, 100, 2, "dual"), (61, 61, 1, "loop"), (95, 19, 1, "loop")])
+def test_the_weighed_ranks_stand_for_every_rank(
+        pattern: str, layers: int, stages: int, chunks: int, placement: str) -> None:
+    # Issue 36's slowest input weighed all of 3,311 ranks for every split: 1.4 s. The
+    # kinds repeat with the pattern, so the ranks that hold the ends and one period of
+    # the others find the same slowest rank (the first of them, as max() does).
+    from calculators.formulas.planner.kind_weights import _layers_before
+
+    unit = parse_pattern(pattern)
+    kinds = (unit * layers)[:layers]
+    split = split_layers(layers, stages, chunks, placement)
+    weights = {"S": 0.8, "F": 1.3, "L": 0.6}
+
+    def load(rank: int) -> float:
+        total = 0.0
+        for j in split.rank_chunks(rank):
+            start = split.chunk_start(j)
+            end = start + split.global_chunk_layers(j)
+            total += sum(weights[k] * (_layers_before(kinds, k)[end]
+                                       - _layers_before(kinds, k)[start]) for k in "SFL")
+        return total + (0.5 if split.holds_last(rank) else 0.0)
+
+    every = [load(r) for r in range(split.stages)]
+    chosen = split.weighed_ranks(len(unit))
+    assert max(load(r) for r in chosen) == max(every)
+    assert min(chosen, key=lambda r: (-load(r), r)) == every.index(max(every))
+    assert len(chosen) <= len(unit) + 2
