@@ -329,6 +329,19 @@ def test_bad_inputs_name_the_input(inputs: dict[str, object], name: str) -> None
 
 # --- search budget ----------------------------------------------------------------------
 
+def _watch_scans(monkeypatch: pytest.MonkeyPatch, module: Any) -> list[scan_mod.Scan]:
+    """Every scan ``module`` (dense or moe sizing) makes, as it makes them."""
+    scans: list[scan_mod.Scan] = []
+    real = scan_mod.scan_for_layout
+
+    def watched(*args: Any, **kwargs: Any) -> scan_mod.Scan:
+        scans.append(real(*args, **kwargs))
+        return scans[-1]
+
+    monkeypatch.setattr(module, "scan_for_layout", watched)
+    return scans
+
+
 @pytest.mark.parametrize("inputs", [
     {}, LLAMA_RUN, {**LLAMA_RUN, "global_batch": 512, "utilization": 0.5}],
     ids=["gpt3", "llama3-70b", "llama3-70b-impossible"])
@@ -338,14 +351,7 @@ def test_the_scan_stays_within_its_search_budget(
     # capped: it screens GPU counts until MAX_EVALUATED_LAYOUTS layouts have been
     # considered (a screen is a quarter of a full search, so the last one overshoots by
     # less than the cap) or MAX_NODE_COUNTS counts, then searches the count chosen.
-    scans: list[scan_mod.Scan] = []
-    real = scan_mod.scan_for_layout
-
-    def watched(*args: Any, **kwargs: Any) -> scan_mod.Scan:
-        scans.append(real(*args, **kwargs))
-        return scans[-1]
-
-    monkeypatch.setattr(dense, "scan_for_layout", watched)
+    scans = _watch_scans(monkeypatch, dense)
     size(**inputs)
     (scan,) = scans
     assert scan.plan is not None
@@ -362,14 +368,7 @@ def test_the_moe_scan_is_bounded_by_its_work(monkeypatch: pytest.MonkeyPatch) ->
     # model too wide for most counts it ran through 100 counts (2.5 s natively, about
     # 3x that in the browser). Counted in work, it stops after a dozen, keeps the best
     # found so far, and says so.
-    scans: list[scan_mod.Scan] = []
-    real = scan_mod.scan_for_layout
-
-    def watched(*args: Any, **kwargs: Any) -> scan_mod.Scan:
-        scans.append(real(*args, **kwargs))
-        return scans[-1]
-
-    monkeypatch.setattr(moe, "scan_for_layout", watched)
+    scans = _watch_scans(monkeypatch, moe)
     result = size(model_kind="moe", layers=141, hidden=229930, deadline_days=460.19)
     (scan,) = scans
     assert scan.bounded and not scan.fast_enough
