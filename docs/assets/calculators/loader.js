@@ -64,12 +64,9 @@ function unavailable(widget) {
   setState(widget, "error");
 }
 
-// The runtime's download size, written by the build (bundle.install); read lazily, so a
-// site built without the runtime still has its forms.
+// The runtime's download size, written by the build (bundle.install), which the worker
+// reports as it starts (a dynamic import of the config here broke WebKit's first copy).
 let downloadBytes = null;
-import("./runtime-config.js")
-  .then((config) => { downloadBytes = config.RUNTIME.downloadBytes || null; })
-  .catch(() => {});
 
 /** The status while the runtime loads: what it costs, said before the reader waits. */
 function loadingWords() {
@@ -343,13 +340,14 @@ function bind(widget) {
   }
 }
 
-onRuntime((state) => {
+onRuntime((state, detail) => {
   for (const widget of allWidgets()) {
     if (state === "failed") {
       unavailable(widget);
       continue;
     }
     widget.dataset.runtime = state;
+    if (state === "loading" && detail && detail.bytes) downloadBytes = detail.bytes;
     if (state === "loading" && widget.dataset.state === "static") {
       setStatus(widget, loadingWords());
       continue;

@@ -64,6 +64,9 @@ function onMessage(event) {
     window.__bmBoot = message.timings || {};
     settleWaiters(null);
     emit("ready");
+  } else if (message.type === "loading") {
+    // The runtime's download size (bundle.install writes it): the page says it.
+    emit("loading", { bytes: message.bytes });
   } else if (message.type === "warmed") {
     // The worker's idle warm-up is done (worker.js): kept for make bench and the tests.
     window.__bmWarmUp = { rounds: message.rounds, ms: message.ms };

@@ -157,6 +157,9 @@ const booting = boot().then(
   (err) => postMessage({ type: "failed", message: String(err && err.message ? err.message : err) }),
 );
 
+// What the page is about to wait for, said before the download starts (issue 37).
+postMessage({ type: "loading", bytes: RUNTIME.downloadBytes || null });
+
 self.addEventListener("message", async (event) => {
   const message = event.data || {};
   if (message.type !== "call") return;
