@@ -14,8 +14,6 @@ import csv
 import io
 from typing import TYPE_CHECKING
 
-from calculators.core import units
-
 if TYPE_CHECKING:
     from calculators.core.calculator import Result
     from calculators.core.spec import Output, Param
@@ -53,7 +51,7 @@ def shown_outputs(result: Result) -> tuple[list[Output], int]:
     """The outputs this mode gives, headline first, and how many it does not give."""
     calc = result.calculator
     given = [o for o in calc.outputs if result.value(o.name) is not None]
-    first = [o for name in calc.headline for o in given if o.name == name]
+    first = [o for o in calc.headline_outputs if o in given]
     rest = [o for o in given if o not in first]
     return first + rest, len(calc.outputs) - len(given)
 
@@ -118,12 +116,11 @@ def review_rows(result: Result, *, link: str | None = None,
               unit_words(p.unit), ""] for p in applying_inputs(result)]
     for out in shown_outputs(result)[0]:
         value = result.value(out.name)
-        raw = "" if isinstance(value, bool) or not isinstance(value, (int, float)) else repr(
-            float(value))
-        band = f"± {out.band:.0%}" if out.band is not None and raw else ""
-        rows.append(["output", out.name, out.label, raw or str(value),
-                     unit_words(out.unit), " ".join(filter(None, (
-                         units.format_value(value, out.unit, out.fmt) if raw else "", band)))])
+        number = isinstance(value, (int, float)) and not isinstance(value, bool)
+        # The raw number in ``value``; as people read it (with its band) in ``detail``.
+        rows.append(["output", out.name, out.label,
+                     repr(float(value)) if number else str(value),  # type: ignore[arg-type]
+                     unit_words(out.unit), result.text(out.name) if number else ""])
     rows += [["warning", "", "", w, "", ""] for w in result.computed.warnings]
     rows += [["note", "", "", n, "", ""] for n in result.computed.notes]
     table = result.computed.table
