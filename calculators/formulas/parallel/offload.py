@@ -101,14 +101,18 @@ def offload_note(mode: str, usable: float) -> str:
 def offload_when_needed(run: Callable[[str | None], R], fits: Callable[[R], bool], *,
                         auto: bool) -> tuple[R, str | None]:
     """A planner's search, ``run(None)`` with the reader's offload choice; when nothing
-    fits and the choice is automatic, again with the optimizer on the host, then with
-    the activations too (``run(mode)``). The result that fits first (or the first), and
-    the offload mode it took (None: the reader's)."""
+    fits and the choice is automatic, the lightest offload that fits: the optimizer on
+    the host, else the activations too (``run(mode)``). The result that fits first (or
+    the first), and the offload mode it took (None: the reader's).
+
+    "both" is tried before "optimizer": it frees a superset of the GPU memory
+    "optimizer" frees (fitting is judged on the GPU alone), so when "both" does not fit,
+    "optimizer" cannot, and a model that fits nowhere costs two searches, not three."""
     first = run(None)
     if not auto or fits(first):
         return first, None
-    for mode in ("optimizer", "both"):
-        tried = run(mode)
-        if fits(tried):
-            return tried, mode
-    return first, None
+    both = run("both")
+    if not fits(both):
+        return first, None
+    lighter = run("optimizer")
+    return (lighter, "optimizer") if fits(lighter) else (both, "both")

@@ -13,6 +13,7 @@ from calculators.formulas.kernels.memory_bound import optimizer_step_bytes
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.formulas.parallel.offload import (
     activation_offload_s,
+    offload_when_needed,
     optimizer_offload,
     resident_layer_units,
 )
@@ -101,3 +102,39 @@ def test_the_moe_planner_offloads_too() -> None:
     assert result.value("offload") == "optimizer"
     assert calculators.compute("moe_plan", num_gpus=64, global_batch=1024,
                                offload="none").value("step_time") is None
+
+
+@pytest.mark.parametrize(("name", "inputs"), [
+    ("parallel_plan", {"num_gpus": 32, "global_batch": 64}),
+    ("parallel_plan", {"num_gpus": 16, "global_batch": 64}),
+    ("parallel_plan", {"num_gpus": 8, "global_batch": 64}),
+    ("moe_plan", {"num_gpus": 64, "global_batch": 1024}),
+    ("moe_plan", {"num_gpus": 32, "global_batch": 1024}),
+    ("moe_plan", {"num_gpus": 16, "global_batch": 256}),
+])
+def test_offloading_both_fits_whenever_the_optimizer_alone_fits(
+        name: str, inputs: dict[str, object]) -> None:
+    # offload_when_needed tries "both" first and stops when it does not fit: that is
+    # right only if "both" fits at least every layout "optimizer" fits.
+    def fitting(mode: str) -> float:
+        value = calculators.compute(name, **inputs, offload=mode).value("layouts_fitting")
+        assert isinstance(value, float)
+        return value
+    assert fitting("both") >= fitting("optimizer") >= fitting("none")
+
+
+def test_automatic_offload_searches_twice_when_nothing_fits_even_on_the_host() -> None:
+    calls: list[str | None] = []
+
+    def run(mode: str | None) -> str | None:
+        calls.append(mode)
+        return mode
+    assert offload_when_needed(run, lambda _: False, auto=True) == (None, None)
+    assert calls == [None, "both"]
+    calls.clear()
+    assert offload_when_needed(run, lambda mode: mode == "both", auto=True) == ("both", "both")
+    assert calls == [None, "both", "optimizer"]
+    calls.clear()
+    assert offload_when_needed(run, lambda mode: mode is not None, auto=True) == (
+        "optimizer", "optimizer")
+    assert offload_when_needed(run, lambda _: False, auto=False) == (None, None)
