@@ -35,7 +35,9 @@ class Preset:
 PLAIN_STACK: dict[str, PresetValue] = {
     "layer_pattern": "", "attention_window": "", "linear_key_heads": "",
     "linear_value_heads": "", "linear_head_dim": ""}
-#: The dense inputs beyond GPT's and Llama's shape, at their plain values.
+#: The dense inputs beyond GPT's and Llama's shape, at their plain values; a dense model
+#: has one value head size (= the query/key one) and no separate total count.
 PLAIN_DENSE: dict[str, PresetValue] = {
     "qkv_bias": False, "qk_norm": False, "norms_per_layer": 2, "layernorm": False,
+    "v_head_dim": "", "total_params": "",
     **PLAIN_STACK}

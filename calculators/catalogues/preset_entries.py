@@ -29,6 +29,7 @@ from calculators.catalogues.preset_base import (
 )
 from calculators.catalogues.released_models import RELEASED_DENSE, dense_shape
 from calculators.formulas.model.layer_mix import compact_pattern
+from calculators.formulas.moe.architecture import active_params, total_params
 from calculators.formulas.moe.shape import LatentAttention
 from calculators.formulas.sparse import embeddings
 
@@ -79,6 +80,14 @@ def moe_values(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
             "qk_norm": a.qk_norm, "attention_bias": a.bias, "attention_sinks": a.sinks,
             "output_gate": a.output_gate, "q_lora_rank": "", "kv_lora_rank": "",
             "qk_nope_head_dim": "", "qk_rope_head_dim": "", "v_head_dim": ""}
+
+
+def _with_counts(entry: moe_models.MoeModel) -> dict[str, PresetValue]:
+    """``moe_values`` and the model's active and total counts (formulas.moe.architecture,
+    checked against the published ones in published_checks.moe), as ``params`` and
+    ``total_params``: what training_compute's 6N reads of a mixture of experts."""
+    return {**moe_values(entry), "params": active_params(entry.architecture),
+            "total_params": total_params(entry.architecture)}
 
 
 def _moe_source(entry: moe_models.MoeModel) -> str:
@@ -200,25 +209,30 @@ PRESETS: tuple[Preset, ...] = (
         "15.6T tokens, 3.8e25 FLOP); Sec. 3.4.1 and Table 4 (final batch 16M tokens = "
         "2,048 x 8,192)."),
     Preset("mixtral_8x7b", "Mixtral 8x7B (MoE)", "moe_model",
-           {**moe_values(moe_models.MIXTRAL_8X7B), "ep": 8, "model_kind": "moe"},
+           {**_with_counts(moe_models.MIXTRAL_8X7B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.MIXTRAL_8X7B) + _ONE_NODE_EP),
     Preset("deepseek_v3", "DeepSeek-V3 (MoE)", "moe_model", {
-        **moe_values(moe_models.DEEPSEEK_V3), "ep": 64, "seq_len": 4096, "global_batch": 15360,
-        "model_kind": "moe"},
+        **_with_counts(moe_models.DEEPSEEK_V3), "ep": 64, "seq_len": 4096, "global_batch": 15360,
+        "tokens": 14.8e12, "model_kind": "moe"},
         _moe_source(moe_models.DEEPSEEK_V3) + " Expert parallelism over 64 GPUs (report, "
         "Sec. 3.2); pre-training sequences of 4K tokens and a batch of 15,360 sequences "
-        "after the ramp-up (Sec. 4.2)."),
+        "after the ramp-up, over 14.8T tokens (Sec. 4.2)."),
     Preset("qwen3_235b_a22b", "Qwen3-235B-A22B (MoE)", "moe_model",
-           {**moe_values(moe_models.QWEN3_235B_A22B), "ep": 8, "model_kind": "moe"},
-           _moe_source(moe_models.QWEN3_235B_A22B) + _ONE_NODE_EP),
+           {**_with_counts(moe_models.QWEN3_235B_A22B), "ep": 8, "tokens": 36e12,
+            "model_kind": "moe"},
+           _moe_source(moe_models.QWEN3_235B_A22B) + " Pre-trained on 36T tokens (Qwen Team "
+           "2025, Qwen3 Technical Report, arXiv 2505.09388, Sec. 3)." + _ONE_NODE_EP),
     Preset("deepseek_v2_lite", "DeepSeek-V2-Lite (MoE)", "moe_model",
-           {**moe_values(moe_models.DEEPSEEK_V2_LITE), "ep": 8, "model_kind": "moe"},
-           _moe_source(moe_models.DEEPSEEK_V2_LITE) + _ONE_NODE_EP),
+           {**_with_counts(moe_models.DEEPSEEK_V2_LITE), "ep": 8, "seq_len": 4096,
+            "global_batch": 4608, "tokens": 5.7e12, "model_kind": "moe"},
+           _moe_source(moe_models.DEEPSEEK_V2_LITE) + " Sequences of 4K tokens, a constant "
+           "batch of 4,608 sequences, 5.7T tokens (DeepSeek-AI 2024, DeepSeek-V2, arXiv "
+           "2405.04434, App. B.1; the model's README, Sec. 6)." + _ONE_NODE_EP),
     Preset("gpt_oss_120b", "gpt-oss-120b (MoE, alternating windows)", "moe_model",
-           {**moe_values(moe_models.GPT_OSS_120B), "ep": 8, "model_kind": "moe"},
+           {**_with_counts(moe_models.GPT_OSS_120B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.GPT_OSS_120B) + _ONE_NODE_EP),
     Preset("qwen3_next_80b_a3b", "Qwen3-Next-80B-A3B (MoE, 3 linear : 1 full)", "moe_model",
-           {**moe_values(moe_models.QWEN3_NEXT_80B_A3B), "ep": 8, "model_kind": "moe"},
+           {**_with_counts(moe_models.QWEN3_NEXT_80B_A3B), "ep": 8, "model_kind": "moe"},
            _moe_source(moe_models.QWEN3_NEXT_80B_A3B) + _ONE_NODE_EP),
     *RELEASED_DENSE,
     Preset("criteo_kaggle_dlrm", "DLRM on Criteo Kaggle", "sparse_model", {

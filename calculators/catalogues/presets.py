@@ -19,6 +19,12 @@ optional, blank = counted). A preset that gives the architecture leaves it blank
 there, since an override also changes how those calculators spread the weights over
 pipeline stages; in ``training_compute`` (where ``params`` is required) it is filled.
 
+Mixture-of-experts presets also go to a calculator that reads a model as its active and
+total parameter counts (``COUNTS_MARKER``, ``training_compute``: 6N with N the active
+count), when the preset states both (``params`` active, ``total_params``); an imported
+config.json states neither, so it is not offered there. Dense presets clear
+``total_params``, so that a previous MoE's total does not stay behind.
+
 Where one name means different things, ``INPUT_SOURCES`` says which preset key feeds a
 calculator's input: ``nic_bandwidth`` is per GPU in the sparse calculators but per port
 in ``cluster_sizing`` (next to ``nics_per_node``), so there it takes the preset's
@@ -33,14 +39,16 @@ from calculators.catalogues.preset_entries import PRESET_BY_ID, PRESETS
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from calculators.catalogues.preset_base import Preset, PresetValue
     from calculators.core.calculator import Calculator
 
 #: What the package's API offers as ``calculators.presets``: the catalogue itself (for
 #: ``core``, which may not import ``preset_entries``) and the rules that apply it.
-__all__ = ["DERIVED_FROM", "FEW_INPUTS", "INPUT_SOURCES", "MOE_MARKER", "PRESETS",
-           "applicable", "applied_names", "assignments", "describes_models", "get",
-           "preset_texts", "presets_for"]
+__all__ = ["COUNTS_MARKER", "DERIVED_FROM", "DERIVED_VALUES", "FEW_INPUTS", "INPUT_SOURCES",
+           "MOE_MARKER", "PRESETS", "applicable", "applied_names", "assignments",
+           "describes_models", "get", "preset_texts", "presets_for"]
 
 #: A calculator with at most this many inputs lists presets that fill one of them.
 FEW_INPUTS = 8
@@ -51,6 +59,9 @@ DERIVED_FROM: dict[str, tuple[str, ...]] = {"params": ("layers", "hidden", "head
 #: offered only there, and dense model presets are not (they leave the experts unset, so
 #: the previous model's experts would stay behind).
 MOE_MARKER = "routed_experts"
+#: The input that marks a calculator as reading a model as active and total counts: it
+#: takes MoE presets that state them (see the module docstring).
+COUNTS_MARKER = "total_params"
 #: calculator id -> {input name: the preset key that feeds it}, where the same input name
 #: means something else in that calculator (see the module docstring).
 INPUT_SOURCES: dict[str, dict[str, str]] = {
@@ -61,6 +72,26 @@ INPUT_SOURCES: dict[str, dict[str, str]] = {
     # A DLRM preset's fixed tables say nothing of how IDs arrive and expire: none of its
     # keys feeds the dynamic tables' width and precision (no preset is offered there).
     "dynamic_tables": {"embedding_dim": "dynamic_table_dim", "dtype": "dynamic_table_dtype"},
+}
+
+
+def _query_key_head(values: dict[str, PresetValue]) -> PresetValue | None:
+    """The query/key head size of a preset's attention: MLA's is the no-position part
+    plus the rotary part (DeepSeek-V3: 128 + 64 = 192; DeepSeek-AI 2024, Sec. 2.1.1),
+    not ``head_dim``, which an MLA preset leaves blank."""
+    if values.get("attention") != "mla":
+        return values.get("head_dim")
+    nope, rope = values.get("qk_nope_head_dim"), values.get("qk_rope_head_dim")
+    if isinstance(nope, int) and isinstance(rope, int):
+        return nope + rope
+    return None
+
+
+#: calculator id -> {input name: how it follows from a preset's values}, where the
+#: calculator's input is not any one preset key: ``training_compute`` prices attention
+#: from the query/key head size, which MLA states as two parts.
+DERIVED_VALUES: dict[str, dict[str, Callable[[dict[str, PresetValue]], PresetValue | None]]] = {
+    "training_compute": {"head_dim": _query_key_head},
 }
 
 
@@ -78,8 +109,14 @@ def assignments(calc: Calculator, preset: Preset) -> dict[str, PresetValue]:
     """The values ``preset`` gives ``calc``'s inputs, by input name, in the form's order."""
     names = {p.name for p in calc.params}
     keys = INPUT_SOURCES.get(calc.id, {})
+    derived = DERIVED_VALUES.get(calc.id, {})
     chosen: dict[str, PresetValue] = {}
     for param in calc.params:
+        if param.name in derived:
+            value = derived[param.name](preset.values)
+            if value is not None:
+                chosen[param.name] = value
+            continue
         key = keys.get(param.name, param.name)
         if key not in preset.values:
             continue
@@ -112,13 +149,14 @@ def applicable(calc: Calculator, candidates: tuple[Preset, ...]) -> tuple[Preset
     """Those of ``candidates`` that ``calc`` takes, by the rule of ``presets_for``."""
     needed = 1 if len(calc.params) <= FEW_INPUTS else 2
     moe = any(param.name == MOE_MARKER for param in calc.params)
+    counts = any(param.name == COUNTS_MARKER for param in calc.params)
     # A calculator that asks which kind of model it sizes takes both: every model preset
     # sets ``model_kind``, so the inputs of the other kind are left unused.
     either = any(param.name == "model_kind" for param in calc.params)
 
     def same_kind_of_model(preset: Preset) -> bool:
         if preset.kind == "moe_model":
-            return moe
+            return moe or (counts and {"params", COUNTS_MARKER} <= preset.values.keys())
         return preset.kind != "model" or not moe or either
 
     return tuple(p for p in candidates

@@ -8,6 +8,7 @@ import pytest
 import calculators
 import published_checks
 from calculators.catalogues import preset_entries, presets
+from calculators.catalogues.preset_base import Preset
 from calculators.catalogues.preset_entries import PRESETS
 from calculators.catalogues.presets import get, preset_texts, presets_for
 from calculators.core.spec import ValidationError
@@ -63,7 +64,8 @@ def test_texts_validate_round_trip_and_compute(calc: calculators.core.calculator
 
 def test_kinds_show_up_where_they_make_sense() -> None:
     expected = {
-        "training_compute": {"model"}, "model_params": {"model"},
+        # 6N reads an MoE as its active count and its total, which MoE presets state.
+        "training_compute": {"model", "moe_model"}, "model_params": {"model"},
         "model_memory": {"model"}, "mfu": {"model"}, "parallel_plan": {"model", "cluster"},
         "collective_time": {"cluster"}, "incast": {"cluster"}, "ecmp_collisions": {"cluster"},
         "embedding_memory": {"sparse_model"},
@@ -207,3 +209,37 @@ def test_cluster_sizing_reads_nic_bandwidth_per_port(preset_id: str) -> None:
     assert sizing["nic_bandwidth"] == preset.values["nic_port_bandwidth"]
     share = sizing.whole("nics_per_node") * sizing.num("nic_bandwidth")
     assert share / sizing.whole("gpus_per_node") == per_gpu
+
+
+def test_a_moe_preset_gives_training_compute_its_active_and_total_counts() -> None:
+    # DeepSeek-V3 Technical Report: 671B total, 37B activated per token, 14.8T tokens;
+    # MLA's query/key heads are 128 + 64 wide (Sec. 2.1.1).
+    calc = REGISTRY["training_compute"]
+    preset = presets.get("deepseek_v3")
+    texts = presets.preset_texts(calc, preset)
+    assert texts["head_dim"] == str(preset.values["qk_nope_head_dim"]
+                                    + preset.values["qk_rope_head_dim"])
+    assert texts["v_head_dim"] == str(preset.values["v_head_dim"])
+    result = calc.compute(texts)
+    active = published_checks.get("deepseek-v3-active").published
+    total = published_checks.get("deepseek-v3-total").published
+    assert result.inputs["params"] == pytest.approx(active, rel=0.02)
+    assert result.inputs["total_params"] == pytest.approx(total, rel=0.001)
+    assert result.inputs["tokens"] == preset.values["tokens"]
+    # N in 6N is what moe_params counts as the active matrix parameters.
+    moe = calculators.compute("moe_params", **presets.preset_texts(
+        REGISTRY["moe_params"], preset))
+    assert result.value("flop_params") == moe.value("active_compute_params")
+    # A dense preset afterwards clears the total and the separate value head size.
+    dense = presets.preset_texts(calc, presets.get("llama3_70b"))
+    assert dense["total_params"] == ""
+    assert dense["v_head_dim"] == ""
+
+
+def test_an_imported_moe_config_is_not_offered_where_only_counts_are_read() -> None:
+    # A config.json states the architecture, not the active and total counts that
+    # training_compute reads, so the import refuses rather than leave stale counts.
+    moe_import = Preset("imported", "imported", "moe_model",
+                        {"layers": 61, "hidden": 7168, "heads": 128}, "a config.json")
+    assert presets.applicable(REGISTRY["training_compute"], (moe_import,)) == ()
+    assert presets.applicable(REGISTRY["moe_params"], (moe_import,)) == (moe_import,)

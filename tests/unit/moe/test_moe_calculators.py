@@ -38,12 +38,13 @@ def test_presets_are_the_catalogue_entries(preset: preset_entries.Preset) -> Non
     assert result.value("active_compute_params") == moe.active_matmul_params(arch)
 
 
-def test_moe_presets_go_only_where_experts_are_described() -> None:
+def test_moe_presets_go_only_where_experts_or_active_counts_are_read() -> None:
     for calc in calculators.REGISTRY.values():
         offered = {p.kind for p in presets.presets_for(calc)}
         has_experts = any(p.name == presets.MOE_MARKER for p in calc.params)
+        reads_counts = any(p.name == presets.COUNTS_MARKER for p in calc.params)
         asks_kind = any(p.name == "model_kind" for p in calc.params)
-        assert ("moe_model" in offered) == has_experts, calc.id
+        assert ("moe_model" in offered) == (has_experts or reads_counts), calc.id
         # A calculator that asks the kind of model takes both (each preset sets it).
         assert not (has_experts and "model" in offered) or asks_kind, calc.id
     for calc_id in MOE_CALCS:
