@@ -1,8 +1,12 @@
 """The ```calculator fence: its YAML body, validated against the declarations.
 
 A fence picks a calculator by ``id`` and overrides inputs for a worked example; an
-optional ``anchor`` gives the widget a stable HTML id for links. Errors carry the
-page and line so that a typo fails the build where it was made.
+optional ``anchor`` gives the widget a stable HTML id for links; an optional ``takes``
+says which of its inputs come from an output of a widget above it on the page
+(``num_gpus: llama3-70b-30-days.num_gpus``): the build checks that the example's value
+is that output's, and the page offers the new value when the reader changes the widget
+above (docs/assets/calculators/takes.js). Errors carry the page and line so that a typo fails the
+build where it was made.
 """
 
 from __future__ import annotations
@@ -31,6 +35,26 @@ class Fence:
     calc_id: str
     anchor: str | None
     overrides: dict[str, object] = field(default_factory=dict)
+    #: input name -> (the anchor of a widget above, the name of its output)
+    takes: dict[str, tuple[str, str]] = field(default_factory=dict)
+
+
+def _parse_takes(calc_id: str, data: object) -> dict[str, tuple[str, str]]:
+    if data is None:
+        return {}
+    if not isinstance(data, dict):
+        raise FenceError("`takes:` must map inputs to `anchor.output`")
+    calc = calculators.REGISTRY[calc_id]
+    names = {p.name for p in calc.params}
+    takes: dict[str, tuple[str, str]] = {}
+    for name, source in data.items():
+        if name not in names:
+            raise FenceError(f"`takes:` names {name!r}, not an input of {calc_id!r}")
+        anchor, dot, output = str(source).rpartition(".")
+        if not dot or not _ANCHOR.match(anchor) or not output:
+            raise FenceError(f"`takes: {name}:` must be `anchor.output`, got {source!r}")
+        takes[str(name)] = (anchor, output)
+    return takes
 
 
 def parse_fence(source: str) -> Fence:
@@ -48,6 +72,9 @@ def parse_fence(source: str) -> Fence:
     anchor = data.pop("anchor", None)
     if anchor is not None and not _ANCHOR.match(str(anchor)):
         raise FenceError(f"anchor {anchor!r} must be letters, digits, '-' or '_'")
+    takes = _parse_takes(calc_id, data.pop("takes", None))
+    if missing := set(takes) - {str(k) for k in data}:
+        raise FenceError(f"`takes:` inputs {sorted(missing)} need their example value too")
     overrides = {str(k): v for k, v in data.items()}
     try:
         calculators.REGISTRY[calc_id].validate(overrides)
@@ -55,7 +82,7 @@ def parse_fence(source: str) -> Fence:
         raise FenceError(
             f"calculator {calc_id!r}, input {err.input_name!r}: {err.message}"
         ) from None
-    return Fence(calc_id, None if anchor is None else str(anchor), overrides)
+    return Fence(calc_id, None if anchor is None else str(anchor), overrides, takes)
 
 
 @dataclass(frozen=True)

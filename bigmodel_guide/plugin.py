@@ -21,7 +21,7 @@ from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
 from bigmodel_guide.hardware_page import HARDWARE_PATH, hardware_markdown
 from bigmodel_guide.reference import REFERENCE_INDEX, reference_nav, reference_pages
-from bigmodel_guide.render import FoldedInputError, render_widget
+from bigmodel_guide.render import FoldedInputError, TakenInput, render_widget
 from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
 from bigmodel_guide.validation_speed import RunFailedError
 from bigmodel_guide.widget_data import widget_files
@@ -34,6 +34,8 @@ if TYPE_CHECKING:
     from mkdocs.config.defaults import MkDocsConfig
     from mkdocs.structure.files import Files
     from mkdocs.structure.pages import Page
+
+    from calculators.core.calculator import Result
 
 log = get_plugin_logger(__name__)
 
@@ -84,6 +86,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         self._env: Environment | None = None
         self._page: str = ""
         self._ids: dict[str, int] = {}
+        self._results: dict[str, Result] = {}
         self._project_dir = Path.cwd()
         self._chapter_titles: dict[str, str] = {}
 
@@ -131,6 +134,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
     ) -> str | None:
         self._page = page.file.src_uri
         self._ids = {}
+        self._results = {}
         try:
             check_page(markdown, page.file.src_uri)
         except FenceError as err:
@@ -160,10 +164,34 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         self._ids[base] = count
         widget_id = base if count == 1 else f"{base}-{count}"
         result = calc.compute(fence.overrides)
+        self._results[widget_id] = result
         try:
-            return render_widget(self._env, calc, result, widget_id, fence.overrides)
+            takes = {name: self._taken(name, source, result)
+                     for name, source in fence.takes.items()}
+            return render_widget(self._env, calc, result, widget_id, fence.overrides,
+                                 takes=takes)
         except FoldedInputError as err:
             raise SuperFencesException(f"{self._page}: {err}") from err
+
+    def _taken(self, name: str, source: tuple[str, str], result: Result) -> TakenInput:
+        """What a fence's ``takes:`` input says in the widget, after checking that the
+        example's value is the output of the widget above it names."""
+        anchor, output = source
+        above = self._results.get(anchor)
+        if above is None:
+            raise SuperFencesException(f"{self._page}: `takes: {name}:` names {anchor!r}, "
+                                       "not a widget above it on this page")
+        source_calc = above.calculator
+        labels = {o.name: o.label for o in source_calc.outputs}
+        if output not in labels:
+            raise SuperFencesException(f"{self._page}: `takes: {name}:` names {output!r}, "
+                                       f"not an output of {source_calc.id!r}")
+        given, wanted = result.inputs[name], above.value(output)
+        if given != wanted:
+            raise SuperFencesException(
+                f"{self._page}: widget {anchor!r} gives {output} = {wanted!r}, but the "
+                f"example below it that takes it says {name} = {given!r}")
+        return TakenInput(name, anchor, output, source_calc.title, labels[output])
 
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:

@@ -47,6 +47,17 @@ def field_text(param: Param, value: Value, given: object = None) -> str:
 
 
 @dataclass(frozen=True)
+class TakenInput:
+    """An input a fence takes from an output of a widget above it (fence ``takes:``)."""
+
+    name: str
+    anchor: str  # the widget above
+    output: str  # its output's name
+    source_title: str
+    output_label: str
+
+
+@dataclass(frozen=True)
 class OptionView:
     """One option of a select: disabled, with the reason in its text, when it does not
     go with the other choices of the example."""
@@ -154,8 +165,11 @@ def render_widget(
     result: Result,
     widget_id: str,
     overrides: dict[str, object],
+    *,
+    takes: dict[str, TakenInput] | None = None,
 ) -> str:
-    """The widget's HTML for ``result`` (the fence's worked example)."""
+    """The widget's HTML for ``result`` (the fence's worked example); ``takes``: the
+    inputs it takes from a widget above (the build has checked their values)."""
     fields = form_fields(calc, result, widget_id, overrides)
     check_folded_defaults(calc, widget_id, fields)
     outputs = [
@@ -186,5 +200,7 @@ def render_widget(
         parsed=result.parsed(),
         presets=choices,
         takes_config=presets.describes_models(calc),
+        takes=[{"taken": taken, "label": calc.param(taken.name).label}
+               for taken in (takes or {}).values()],
     )
     return LAZY_OPEN + _INDENT_BEFORE_TAG.sub("\n<", html) + LAZY_CLOSE

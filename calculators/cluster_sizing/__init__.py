@@ -153,6 +153,7 @@ _DECLARED: tuple[Param, ...] = (
     _sparse_param("server_nic_bandwidth"),
     _sparse_param("host_memory"),
     _sparse_param("host_reserve"),
+    _sparse_param("price_per_ps_host_hour"),
     _GPU["gpu_reserve"],
     # --- the machines
     Param("gpu", "Accelerator", "choice", "a100_80gb_sxm",
@@ -195,7 +196,7 @@ _SPARSE = ("dataset_samples", "bytes_per_sample", "batch_size", "dense_params", 
            "dense_on_ps")
 _SPARSE_MORE = ("epochs", "tables", "embedding_dtype", "embedding_optimizer", "unique_ratio",
                 "wire_dtype", "num_ps_servers", "server_nic_bandwidth", "host_memory",
-                "host_reserve", "gpu_reserve")  # under "More inputs"
+                "host_reserve", "price_per_ps_host_hour", "gpu_reserve")  # "More inputs"
 _FIRST = ("model_kind", "deadline_days", "gpu", "gpus_per_node", "utilization", "goodput",
           "flops_per_param_token", *_DENSE, "routed_experts", "experts_per_token",
           "expert_ffn", "shared_experts", "dense_layers", *_SPARSE)
@@ -282,7 +283,9 @@ OUTPUTS: tuple[Output, ...] = (
            help="Checkpoint / min(nodes x 25 GB/s, 2 TB/s): assumed storage (goodput "
                 "calculator); parameter servers write their tables at most at their NIC's "
                 "rate, so no faster than tables / (servers x NIC)."),
-    Output("cost_usd", "Cost", "USD", "usd"),
+    Output("cost_usd", "Cost", "USD", "usd", help="GPU-hours x their price, plus PS "
+           "host-hours x theirs when parameter servers hold the tables."),
+    Output("ps_cost_usd", "Of which parameter servers", "USD", "usd"),
     Output("energy_kwh", "Energy", "kWh", "count"),
     Output("co2_tonnes", "Emissions", "tCO2e", "count"),
     *POWER_OUTPUTS,

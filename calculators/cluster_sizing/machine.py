@@ -143,9 +143,14 @@ ASSUMED = {
 }
 
 
-def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) -> None:
-    """Cost, energy and carbon from GPU-hours, as training_compute computes them."""
-    cost = gpu_hours * inputs.num("price_per_gpu_hour")
+def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float, *,
+          ps_host_hours: float | None = None) -> None:
+    """Cost, energy and carbon from GPU-hours, as training_compute computes them; a
+    sparse design's parameter-server host-hours (``ps_host_hours``) add to the cost at
+    their own price."""
+    ps_cost = (None if ps_host_hours is None
+               else ps_host_hours * inputs.num("price_per_ps_host_hour"))
+    cost = gpu_hours * inputs.num("price_per_gpu_hour") + (ps_cost or 0.0)
     energy = carbon = None
     if machine.power is None:
         report.warnings.append(f"{machine.gpu.name} has no published power figure: set "
@@ -153,13 +158,19 @@ def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float) ->
     else:
         energy = energy_kwh(gpu_hours, machine.power, inputs.num("pue"))
         carbon = co2_tonnes(energy, inputs.num("carbon_intensity"))
-    report.values.update(cost_usd=cost, energy_kwh=energy, co2_tonnes=carbon)
+    report.values.update(cost_usd=cost, ps_cost_usd=ps_cost, energy_kwh=energy,
+                         co2_tonnes=carbon)
+    hosts = "" if not ps_cost else (
+        f" (PS hosts: {fmt(ps_host_hours, 'host-h', 'count')} x "
+        f"{fmt(inputs.num('price_per_ps_host_hour'), 'USD/h', 'usd')} = "
+        f"{fmt(ps_cost, 'USD', 'usd')})")
     report.row("Cost, energy, carbon",
-               f"{fmt(cost, 'USD', 'usd')}; {fmt(energy, 'kWh', 'count')}; "
+               f"{fmt(cost, 'USD', 'usd')}{hosts}; {fmt(energy, 'kWh', 'count')}; "
                f"{fmt(carbon, 'tCO2e', 'count')}",
-               "GPU-hours x price; x GPU power x PUE; x grid intensity (Meta's method, "
-               "LLaMA Table 15). Either way off: hosts, network and storage are left out "
-               "(too low), and every hour is at board power (too high).")
+               "GPU-hours x price, plus any PS host-hours x theirs; x GPU power x PUE; x "
+               "grid intensity (Meta's method, LLaMA Table 15). Energy either way off: "
+               "hosts, network and storage are left out (too low), and every hour is at "
+               "board power (too high).")
 
 
 def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes: float,

@@ -210,7 +210,7 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
                    if hosts is not None else ""))
     failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY
                     if side.mode != "neither" else None)
-    _money_of_run(report, inputs, machine, side.mode, hours / goodput)
+    _money_of_run(report, inputs, machine, side, gpus=n, wall_hours=wall_s / goodput / 3600.0)
 
 
 def _check_timed(wall_s: float, mode: str) -> None:
@@ -223,10 +223,13 @@ def _check_timed(wall_s: float, mode: str) -> None:
             "over the embeddings)")
 
 
-def _money_of_run(report: Report, inputs: Inputs, machine: Machine, mode: str,
-                  gpu_hours: float) -> None:
-    """Cost, energy and carbon of the run; none when nothing fits, so no run."""
-    if mode == "neither":
-        report.values.update(cost_usd=None, energy_kwh=None, co2_tonnes=None)
-    else:
-        money(report, inputs, machine, gpu_hours)
+def _money_of_run(report: Report, inputs: Inputs, machine: Machine, side: SparseSide, *,
+                  gpus: int, wall_hours: float) -> None:
+    """Cost, energy and carbon of the run (the GPUs', and the PS hosts' for as long as
+    the run); none when nothing fits, so no run."""
+    if side.mode == "neither":
+        report.values.update(cost_usd=None, ps_cost_usd=None, energy_kwh=None,
+                             co2_tonnes=None)
+        return
+    money(report, inputs, machine, gpus * wall_hours,
+          ps_host_hours=side.servers * wall_hours if side.mode == "ps" else 0.0)

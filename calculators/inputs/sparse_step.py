@@ -51,6 +51,13 @@ HOST_RESERVE_PARAM = Param(
     maximum=0.95, help="OS, buffers and hash-map overhead (an assumption).",
     advanced=True)
 
+PS_HOST_PRICE_PARAM = Param(
+    "price_per_ps_host_hour", "Price per PS host-hour", "float", 4.0, unit="USD/h",
+    minimum=0, maximum=1000,
+    help="An assumption, not a quote: $4.00 per hour for a CPU server with 1 TB of memory "
+         "and a 100 GbE port (the PS server assumed here); prices vary several-fold: "
+         "enter yours. Counted only when the design uses parameter servers.")
+
 #: By input name, for a calculator that takes them with its own help.
 SPARSE_STEP_PARAMS: dict[str, Param] = {p.name: p for p in (
     BATCH_SIZE_PARAM,
@@ -63,4 +70,5 @@ SPARSE_STEP_PARAMS: dict[str, Param] = {p.name: p for p in (
     DENSE_ON_PS_PARAM,
     HOST_MEMORY_PARAM,
     HOST_RESERVE_PARAM,
+    PS_HOST_PRICE_PARAM,
 )}

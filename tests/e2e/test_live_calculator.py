@@ -386,3 +386,41 @@ def test_the_download_is_said_before_the_first_live_result(
     assert any(re.search(r"up to \d+\.\d MB the first time, then cached", s)
                for s in loading), loading
     watch.assert_clean()
+
+
+def test_a_widget_offers_the_count_the_widget_above_now_gives(
+    site_url: str, watched_page: tuple[Page, Watch]
+) -> None:
+    # Issue 37: the capstone's fabric stayed sized for 8,192 GPUs after the cluster
+    # sizing above it changed. It says it takes that count and offers the new one.
+    page, watch = watched_page
+    page.goto(f"{site_url}/capstone/")
+    above, fabric = "#llama3-70b-30-days", "#llama3-70b-fabric"
+    note = page.locator(f"{fabric} [data-takes-from='llama3-70b-30-days']")
+    assert "above" in (note.text_content() or "")
+    button = note.locator("[data-takes-apply]")
+    assert button.is_hidden()  # the example's 8,192 is the count above
+    page.fill(f"{above} [name=deadline_days]", "60")
+    page.wait_for_selector(f'{above}[data-state="ready"]', timeout=LIVE_TIMEOUT_MS)
+    gpus = page.locator(f'{above} [data-output="num_gpus"]').get_attribute("data-value")
+    assert gpus is not None
+    assert float(gpus) < 8192
+    button.wait_for(state="visible", timeout=LIVE_TIMEOUT_MS)
+    assert f"{int(float(gpus)):,}" in (button.text_content() or "")
+    switches = page.locator(f'{fabric} [data-output="switches"]')
+    before = switches.get_attribute("data-value")
+    button.click()
+    assert page.input_value(f"{fabric} [name=num_gpus]") == str(int(float(gpus)))
+    expected = calculators.compute("fabric_sizing", num_gpus=int(float(gpus)))
+    page.wait_for_function(
+        """([sel, n]) => {
+          const w = document.querySelector(sel);
+          const cell = w.querySelector('[data-output="switches"]');
+          return w.dataset.state === "ready" && Number(cell.dataset.value) === n;
+        }""", arg=[fabric, expected.value("switches")], timeout=LIVE_TIMEOUT_MS)
+    assert switches.get_attribute("data-value") != before
+    assert button.is_hidden()
+    # The address now carries the fabric's edited count too.
+    page.wait_for_function("() => location.search.includes('=num_gpus:')",
+                           timeout=LIVE_TIMEOUT_MS)
+    watch.assert_clean()

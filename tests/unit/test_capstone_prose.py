@@ -505,6 +505,12 @@ def test_recommender_checkpoint_through_the_servers_ports_and_their_failures() -
           f"its {m_servers:.0f} server ports could carry {m_servers * nic / 1e12:.2f} TB/s",
           f"sets the write, at {v(many, 'checkpoint_write_time'):.0f} s")
     assert m_servers * nic > 2e12
+    # The PS hosts' share of the bill, at the two assumed prices.
+    gpu_cost = v(many, "cost_usd") - v(many, "ps_cost_usd")
+    assert gpu_cost == pytest.approx(v(many, "gpu_hours") * 2.0)
+    _says(f"the {m_servers:.0f} hosts cost **${v(many, 'ps_cost_usd') / 1e3:,.0f},000**",
+          f"of the run's ${v(many, 'cost_usd') / 1e3:,.0f},000",
+          f"against ${gpu_cost / 1e3:,.0f},000 for the 48 GPUs")
 
 
 def test_deepseek_whole_run_mfu_is_not_divided_by_a_goodput() -> None:

@@ -96,6 +96,10 @@ def test_hostile_text_is_escaped(md: markdown.Markdown) -> None:
         ("id: training_compute\nparam: 1", "param"),
         ("id: training_compute\nparams: -1", "params"),
         ("id: training_compute\nanchor: 'a b'", "anchor"),
+        ("id: fabric_sizing\nnum_gpus: 64\ntakes: 1", "must map"),
+        ("id: fabric_sizing\nnum_gpus: 64\ntakes:\n  gpus: a.num_gpus", "not an input"),
+        ("id: fabric_sizing\nnum_gpus: 64\ntakes:\n  num_gpus: nodot", "anchor.output"),
+        ("id: fabric_sizing\ntakes:\n  num_gpus: a.num_gpus", "example value"),
     ],
 )
 def test_bad_fences_are_refused(body: str, message: str) -> None:
@@ -114,3 +118,25 @@ def test_find_fences_skips_other_code_and_handles_long_fences() -> None:
     [found] = find_fences(page)
     assert found.line == 5
     assert found.source == "id: training_compute"
+
+
+_SIZING = "```calculator\nid: cluster_sizing\nanchor: above\n```\n\n"
+
+
+def test_a_taken_input_must_be_the_output_of_the_widget_above(md: markdown.Markdown) -> None:
+    gpus = calculators.compute("cluster_sizing").value("num_gpus")
+    assert isinstance(gpus, float)
+    taking = ("```calculator\nid: fabric_sizing\nnum_gpus: {n}\ntakes:\n"
+              "  num_gpus: {source}\n```\n")
+    html = md.convert(_SIZING + taking.format(n=int(gpus), source="above.num_gpus"))
+    assert 'data-takes-from="above"' in html
+    assert 'data-takes-output="num_gpus"' in html
+    assert 'data-takes-input="num_gpus"' in html
+    for page, error in (
+            (_SIZING + taking.format(n=int(gpus) + 8, source="above.num_gpus"),
+             "gives num_gpus"),
+            (taking.format(n=int(gpus), source="elsewhere.num_gpus"), "not a widget above"),
+            (_SIZING + taking.format(n=int(gpus), source="above.gpus"), "not an output")):
+        md.reset()
+        with pytest.raises(SuperFencesException, match=error):
+            md.convert(page)

@@ -16,6 +16,7 @@ import {
   addFoldedInputs, applyConditions, bindConfig, bindHelp, bindPresets, encodeWidget, hasConditions,
   presetsEdited, rememberInAddress,
 } from "./form.js";
+import { bindTaken, refreshTaken } from "./takes.js";
 import { onReveal, revealAll, revealAround, revealTarget, stopRevealing } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
@@ -125,6 +126,7 @@ async function compute(widget) {
     entry.choice = null;
     const before = resultSnapshot(widget);
     applyResult(widget, answer.result);
+    refreshTaken(widget);
     markSilent(widget, entry.edited, before === resultSnapshot(widget));
     entry.edited = null;
     if (entry.moved) {
@@ -272,6 +274,7 @@ function bind(widget) {
   const form = widget.querySelector("form");
   if (!form) return;
   const isInput = (target) => target instanceof Element && target.hasAttribute("name");
+  bindTaken(widget);
   form.addEventListener("input", (event) => {
     if (event.target instanceof HTMLSelectElement || !isInput(event.target)) return;
     const entry = entryOf(widget);

@@ -20,6 +20,8 @@ DEPENDS_ON_THE_ANSWER: dict[str, dict[str, str]] = {
     "sparse": {
         "host_memory": "sizes the parameter servers, which a collective design does not use",
         "host_reserve": "sizes the parameter servers, which a collective design does not use",
+        "price_per_ps_host_hour": "prices the parameter servers, which a collective design "
+                                  "does not use",
     },
 }
 
