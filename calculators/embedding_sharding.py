@@ -5,6 +5,7 @@ of a step (formulas.sparse.sharding)."""
 from __future__ import annotations
 
 import math
+from dataclasses import replace
 from typing import TYPE_CHECKING
 
 from calculators.core import charts, units
@@ -25,6 +26,8 @@ if TYPE_CHECKING:
     from calculators.formulas.collectives import costs as comm
 
 MAX_CHART_BARS = 64
+#: Said beside the GPU's memory inputs: here they decide only whether the shards fit.
+FIT_ONLY = "Here it decides only whether the shards fit (and the chart's usable line)."
 
 
 def _scheme_row(label: str, loads: list[float], cost: comm.Cost, *,
@@ -118,7 +121,7 @@ EMBEDDING_SHARDING = Calculator(
         Param("column_shard_dim", "Column shard width", "int", 32, minimum=1, maximum=65_536,
               help="Column-wise: slices at least this wide, at most one per GPU "
                    "(an assumption; TorchRec's planner picks its own).", advanced=True),
-        *gpu_params(),
+        *(replace(p, help=f"{p.help} {FIT_ONLY}") for p in gpu_params()),
         *network_params(),
     ),
     outputs=(

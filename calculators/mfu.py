@@ -31,6 +31,20 @@ from calculators.inputs.hardware import (
 from calculators.inputs.layer_mix import DOCUMENT_DETAIL, DOCUMENT_PARAMS
 from calculators.inputs.training import FLOP_COUNT_PARAM, RECOMPUTE_PARAM
 
+_MATMULS_ONLY = "Not counted here: 6N counts only the weights of matrix multiplies, and "
+#: Architecture inputs that change the parameter count but not the FLOPs counted here
+#: (formulas.model.architecture.matmul_params), and why: said beside each field.
+_NOT_COUNTED = {
+    "biases": _MATMULS_ONLY + "biases are additions.",
+    "qk_norm": _MATMULS_ONLY + "norms are elementwise.",
+    "norms_per_layer": _MATMULS_ONLY + "norms are elementwise.",
+    "position_embedding": "Not counted here: a learned position is a lookup, not a multiply.",
+    "tied_embeddings": "Not counted here: the output layer multiplies once either way, and "
+                       "the input table is a lookup.",
+}
+_ARCHITECTURE = tuple(replace(p, help=f"{p.help} {_NOT_COUNTED[p.name]}")
+                      if p.name in _NOT_COUNTED else p for p in ARCHITECTURE_PARAMS)
+
 
 def _mfu(inputs: Inputs) -> Computed:
     arch = architecture(inputs)
@@ -97,7 +111,7 @@ MFU = Calculator(
     "recomputation.",
     chapter="dense.md",
     params=(
-        *ARCHITECTURE_PARAMS,
+        *_ARCHITECTURE,
         *DOCUMENT_PARAMS,
         Param(
             "params",

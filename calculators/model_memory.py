@@ -243,9 +243,11 @@ MODEL_MEMORY = Calculator(
             maximum=3,
             help="0: replicated; 1: optimizer states, 2: + gradients, 3: + weights "
             "partitioned over the dp x cp ranks that hold the same weights (Rajbhandari et "
-            "al. 2020, Sec. 5; Megatron-Core shards over data and context parallelism).",
+            "al. 2020, Sec. 5; Megatron-Core shards over data and context parallelism). "
+            "Partitions nothing while dp x cp = 1.",
         ),
-        _int("dp", "Data-parallel size", 1, 10_000_000, "Model replicas (ZeRO divides by it)."),
+        _int("dp", "Data-parallel size", 1, 10_000_000, "Model replicas (ZeRO divides by it). "
+             "At ZeRO stage 0 each holds everything: dp changes nothing per GPU."),
         _int(
             "tp",
             "Tensor-parallel size",

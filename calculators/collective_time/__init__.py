@@ -183,13 +183,15 @@ COLLECTIVE_TIME = Calculator(
               help="NVLink per GPU, per direction: 450 GB/s on H100, 300 GB/s on A100."),
         Param("inter_node_bandwidth", "Inter-node bandwidth per GPU, per direction",
               "float", 50e9, unit="B/s", minimum=1e6, maximum=1e14,
-              help="Each GPU's own NIC: 400 Gb/s NDR InfiniBand or 400G RoCE = 50 GB/s."),
+              help="Each GPU's own NIC: 400 Gb/s NDR InfiniBand or 400G RoCE = 50 GB/s. "
+                   "Applies only when the ranks span more than one node."),
         Param("inter_node_latency", "Latency per step across nodes", "float", 4e-6,
               unit="s", minimum=0, maximum=1,
               help="4 µs: NCCL 2.20.3's network ring step with LL128 (tuning.cc, hwLat: "
                    "LL 2.7, LL128 4.0, Simple 14 µs). Charged to every step that crosses "
                    "a node boundary, flat or hierarchical (in_network uses NVLS's own "
-                   "23 and 18 µs steps, NCCL's allreduce tree the two inputs below)."),
+                   "23 and 18 µs steps, NCCL's allreduce tree the two inputs below). "
+                   "Applies only when the ranks span more than one node."),
         Param("tree_latency", "Allreduce tree: latency per step inside a node", "float",
               nodes.TREE_NVLINK_LATENCY_S, unit="s", minimum=0, maximum=1,
               when=When("collective", ("allreduce",)),
@@ -203,7 +205,7 @@ COLLECTIVE_TIME = Calculator(
               help="8.5 µs: NCCL 2.20.3's network step of its allreduce tree with LL128 "
                    "(tuning.cc, hwLat tree: LL 5.0, LL128 8.5, Simple 28 µs), for the "
                    "2 log2(nodes) steps through the double binary tree; twice the ring's "
-                   "4 µs."),
+                   "4 µs. Applies only when the ranks span more than one node."),
     ),
     outputs=(
         Output("time_s", "Time", "s"),

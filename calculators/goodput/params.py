@@ -67,7 +67,9 @@ PARAMS: tuple[Param, ...] = (
     Param("num_gpus", "GPUs in the job", "int", 16_384, unit="GPU", minimum=1,
           maximum=10_000_000, help="Llama 3 405B: up to 16,384 H100s (Sec. 3.3.1, Table 4)."),
     Param("gpus_per_node", "GPUs per node", "int", 8, minimum=1, maximum=1024,
-          help="8 in a Grand Teton, DGX or HGX server."),
+          help="8 in a Grand Teton, DGX or HGX server. It counts the component model's "
+               "hosts and the nodes writing checkpoints, which matter only when they, not "
+               "the storage, limit the write."),
     Param("ideal_days", "Training days without failures", "float", 67.7, unit="days",
           minimum=0.001, maximum=10_000,
           help="Wall-clock at the run's MFU with nothing going wrong (training_compute). "
@@ -121,7 +123,9 @@ PARAMS: tuple[Param, ...] = (
                "back one checkpoint more."),
     Param("node_write_bandwidth", "Write bandwidth per node", "float",
           fr.NODE_WRITE_BYTES_PER_S.value, unit="B/s", minimum=1e6, maximum=1e15,
-          help=f"To shared storage. Default 25 GB/s, an {fr.NODE_WRITE_BYTES_PER_S.basis}."),
+          help=f"To shared storage. Default 25 GB/s, an {fr.NODE_WRITE_BYTES_PER_S.basis}. "
+               "It matters only when the nodes together write slower than the storage "
+               "absorbs."),
     Param("storage_bandwidth", "Storage write bandwidth (aggregate)", "float",
           fr.STORAGE_BYTES_PER_S.value, unit="B/s", minimum=1e6, maximum=1e16,
           help="What the storage system absorbs from all nodes at once. Llama 3's Tectonic: "
@@ -130,7 +134,8 @@ PARAMS: tuple[Param, ...] = (
           fr.GPU_TO_HOST_BYTES_PER_S.value, unit="B/s", minimum=1e6, maximum=1e13,
           advanced=True,
           help=f"Per GPU, for asynchronous snapshots. Default 25 GB/s, an "
-               f"{fr.GPU_TO_HOST_BYTES_PER_S.basis}."),
+               f"{fr.GPU_TO_HOST_BYTES_PER_S.basis}. With synchronous saves it changes only "
+               "the chart's asynchronous curve."),
     Param("checkpoint_interval", "Checkpoint interval", "float", None, unit="s", minimum=1,
           maximum=1e8, optional=True, placeholder="optimal (Daly 2006)",
           help="Compute time between checkpoints. Blank: Daly 2006's Eq. 37, "

@@ -44,7 +44,9 @@ ARCHITECTURE_PARAMS: tuple[Param, ...] = (
         96,
         minimum=1,
         maximum=10_000,
-        help="Query heads. GPT-3 175B: 96. Tensor parallelism must divide it.",
+        help="Query heads. GPT-3 175B: 96. Tensor parallelism must divide it. With the "
+        "key/value heads and head dimension blank, parameters and FLOPs do not depend on "
+        "it (heads x head size = h).",
     ),
     Param(
         "kv_heads",

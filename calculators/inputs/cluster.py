@@ -81,7 +81,8 @@ PLANNER_PARAMS: tuple[Param, ...] = (
         minimum=1,
         maximum=1024,
         help="GPUs per server: 8 in a DGX/HGX node, 4 in a GB200 NVL72 compute tray. "
-        "GPU counts are whole nodes.",
+        "GPU counts are whole nodes. It also scales the host memory per node; the links "
+        "follow the NVLink domain below, so it may not change the layout.",
     ),
     Param(
         "nvlink_domain",

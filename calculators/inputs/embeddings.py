@@ -46,9 +46,11 @@ def table_params() -> tuple[Param, ...]:
         Param("num_tables", "Number of tables", "int", 26, minimum=1, maximum=MAX_TABLES,
               help="Used when no list is given: this many equal tables (Criteo has 26)."),
         Param("rows_per_table", "Rows per table", "int", 10_000_000, unit="row", minimum=1,
-              maximum=MAX_ROWS, help="Distinct IDs (hash buckets) per table, e.g. 10M."),
+              maximum=MAX_ROWS, help="Distinct IDs (hash buckets) per table, e.g. 10M. "
+                                     "Used when no list is given."),
         Param("embedding_dim", "Embedding dimension", "int", 128, minimum=1, maximum=MAX_DIM,
-              help="Width of each embedding vector; DLRM uses 16 (Kaggle) and 128 (1TB)."),
+              help="Width of each embedding vector; DLRM uses 16 (Kaggle) and 128 (1TB). "
+                   "With a list, only for lines that give rows alone."),
         Param("dtype", "Weight precision", "choice", "fp32",
               choices=(Choice("fp32", "fp32 (4 B)"), Choice("fp16", "fp16 (2 B)"),
                        Choice("bf16", "bf16 (2 B)"),
@@ -99,11 +101,13 @@ def host_params() -> tuple[Param, ...]:
         Param("host_memory", "Memory per PS host", "float", 1e12, unit="B", minimum=1e6,
               maximum=1e15,
               help="DRAM of one parameter-server host; 1 TB is an assumption (a two-socket "
-                   "CPU server). AWS p4d.24xlarge has 1,152 GB (TorchRec DLRM README)."),
+                   "CPU server). AWS p4d.24xlarge has 1,152 GB (TorchRec DLRM README). "
+                   "Tables that fit in one host need one whatever this is."),
         Param("host_reserve", "Host memory reserved", "float", 0.3, unit="1", minimum=0,
               maximum=0.95,
               help="Kept for the OS, network buffers and the hash map's keys and pointers; "
-                   "30% is an assumption.", advanced=True),
+                   "30% is an assumption. Tables that fit in one host need one whatever "
+                   "this is.", advanced=True),
     )
 
 
@@ -123,7 +127,8 @@ def network_params() -> tuple[Param, ...]:
               hardware.LINKS["ib_ndr"].bandwidth, unit="B/s", minimum=1e6,
               maximum=1e13,
               help="Scale-out bandwidth per GPU, per direction: 400 Gb/s (InfiniBand NDR) "
-                   "line rate by default; measured NCCL bus bandwidth is about 80% of it."),
+                   "line rate by default; measured NCCL bus bandwidth is about 80% of it. "
+                   "Applies only when the GPUs span more than one node."),
         Param("scale_up_bandwidth", "NVLink bandwidth per GPU", "float",
               hardware.LINKS["nvlink4"].bandwidth, unit="B/s", minimum=1e6,
               maximum=1e14,

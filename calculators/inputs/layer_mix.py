@@ -59,7 +59,8 @@ DOCUMENT_PARAMS: tuple[Param, ...] = (
           maximum=100.0,
           help="Coefficient of variation of document lengths. Attention sees the "
           "token-weighted mean, mean x (1 + CV^2): a token is likelier to sit in a long "
-          "document. 1 (an exponential spread) is an assumption; 0: all of one length."),
+          "document. 1 (an exponential spread) is an assumption; 0: all of one length. "
+          "Applies only with a mean document length given."),
 )
 
 #: The mix inputs most readers leave blank: folded in every form.

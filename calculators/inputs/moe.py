@@ -78,11 +78,12 @@ MOE_ARCHITECTURE_PARAMS: tuple[Param, ...] = (
     _int("expert_groups", "Expert groups (n_group)", 8, (1, 100_000),
          f"Groups the routed experts are split into for group-limited routing; 1: no "
          f"groups. {_V3}: n_group 8 (one per node of its EP group, Sec. 2.1.2); Mixtral, "
-         "Qwen3: 1."),
+         "Qwen3: 1. Routing only: it changes the alltoall, not the parameter count."),
     _int("groups_per_token", "Groups per token (topk_group)", 4, (1, 100_000),
          f"Groups a token's experts may come from (all of them when this is more than "
          f"there are). {_V3}: topk_group 4. With the EP placement this bounds the nodes "
-         "a token reaches (M)."),
+         "a token reaches (M). Routing only: it changes the alltoall, not the parameter "
+         "count."),
     _int("shared_experts", "Shared experts", 1, (0, 1000),
          f"Experts every token passes through (DeepSeekMoE, Dai et al. 2024). {_V3}: 1."),
     _int("shared_expert_ffn", "Shared expert FFN width", None, (1, 10_000_000),
@@ -264,4 +265,5 @@ REDUNDANT_EXPERTS_PARAM = Param(
          "GPUs, and every copy placed by its measured load (DeepSeek's EPLB). DeepSeek-V3 "
          "serves prefill with 32 on EP 32, one per GPU (report, Sec. 3.4.1). They flatten "
          "the hot experts (formulas.moe.eplb) and cost each GPU ceil(copies / EP) more "
-         "experts per layer.")
+         "experts per layer. They lower the busiest GPU only when loads are uneven enough: "
+         "not at uniform routing's small spread (load_cv blank).")

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from calculators.core.spec import Choice, Param, ValidationError
+from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.parallel.schedules import DUAL_SCHEDULES
 
 if TYPE_CHECKING:
@@ -33,13 +33,14 @@ SCHEDULE_PARAM = Param(
          "deepseek-ai/DualPipe). DualPipeV folds it into a V, 2p chunks on p GPUs: the "
          "same bubble in chunk times, no copy, m >= 2p (DualPipe README). Both hide the "
          "pipeline sends behind the paired chunk at the overlap efficiency, taken as "
-         "F&B = F + B (no gain from the pairing itself, an assumption).")
+         "F&B = F + B (no gain from the pairing itself, an assumption). Applies only with "
+         "PP > 1.")
 VIRTUAL_STAGES_PARAM = Param(
     "virtual_stages", "Virtual stages per GPU (interleaved)", "int", 2, minimum=1,
-    maximum=64,
+    maximum=64, when=When("schedule", ("interleaved",)),
     help="Model chunks per pipeline GPU for the interleaved schedule, v. Llama 3 405B "
          "ran 8 one-layer chunks per GPU on 16 stages (126 layers plus an embedding and "
-         "an output chunk; Dubey et al. 2024, Sec. 3.3.2).")
+         "an output chunk; Dubey et al. 2024, Sec. 3.3.2). Applies only with PP > 1.")
 CP_METHOD_PARAM = Param(
     "cp_method", "Context-parallel method", "choice", "ring",
     choices=(Choice("ring", "ring (pass K, V blocks)"),
@@ -49,7 +50,7 @@ CP_METHOD_PARAM = Param(
          "(Liu et al. 2023; Megatron-Core's default). All-gather: K and V gathered before "
          "attention, exposed but small under GQA (Dubey et al. 2024, Sec. 3.3.2). "
          "Ulysses: four all-to-alls re-split sequence into heads (Jacobs et al. 2023); "
-         "heads and KV heads per TP rank must divide by CP.")
+         "heads and KV heads per TP rank must divide by CP. Applies only with CP > 1.")
 COMM_SMS_PARAM = Param(
     "comm_sms", "SMs reserved for communication", "int", None, unit="SM", minimum=0,
     maximum=256, optional=True, placeholder="20 under DualPipe(V), else 0",

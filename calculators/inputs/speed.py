@@ -105,7 +105,8 @@ ATTENTION_KERNEL_PARAM = Param(
     help="Best: Transformer Engine's cuDNN fused attention on Hopper and later, 55-63% of "
          "the BF16 peak at long sequences (Shah et al. 2024, Figs. 5-6); FlashAttention-2 "
          "on Ampere, 65% (Dao 2023, Fig. 4). FlashAttention-2 on Hopper reaches 34-38% "
-         "(PyTorch's SDPA flash backend, frameworks before FlashAttention-3).",
+         "(PyTorch's SDPA flash backend, frameworks before FlashAttention-3). On Ampere "
+         "both are FlashAttention-2.",
     advanced=True)
 
 KERNEL_SPEED_PARAM = Param(

@@ -42,10 +42,13 @@ def cluster_params() -> tuple[Param, ...]:
               maximum=64, help="8 is an assumption."),
         Param("ssd_capacity", "Capacity per drive", "float", PM1743_CAPACITY, unit="B",
               minimum=0, maximum=1e15,
-              help=f"15.36 TB, the largest {_PM1743}."),
+              help=f"15.36 TB, the largest {_PM1743}. It binds only when the drives "
+                   "cannot hold what HBM and host DRAM leave of the table."),
         Param("ssd_read_bandwidth", "Sequential read per drive", "float",
               PM1743_READ_BANDWIDTH, unit="B/s", minimum=1e6, maximum=1e12,
-              help=f"13,000 MB/s: {_PM1743}.", advanced=True),
+              help=f"13,000 MB/s: {_PM1743}. It binds only when below the random reads "
+                   "per second x 4 KiB; with the defaults the reads per second bind.",
+              advanced=True),
         Param("ssd_read_iops", "Random reads per second per drive", "float",
               PM1743_READ_IOPS, unit="read/s", minimum=1, maximum=1e9,
               help=f"4 KiB random reads: 2.5M for the {_PM1743}. A row costs "

@@ -31,6 +31,7 @@ from calculators.inputs.hardware import (
     PLANNER_MFU_HELP,
     mfu_basis,
     narrow_mfu_note,
+    peak_note,
 )
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
 from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, moe_architecture
@@ -178,7 +179,7 @@ def _moe_plan(inputs: Inputs) -> Computed:
         "mfu": model_flops / (cluster.num_gpus * cluster.peak_flops * best.step_s),
         "memory_per_gpu_bytes": best.memory_bytes, "weights_bytes": mem.weights,
         "host_memory_bytes": mem.host,
-        "host_memory_per_node_bytes": mem.host * cluster.gpus_per_node,
+        "host_memory_per_node_bytes": mem.host * inputs.whole("gpus_per_node"),
         "gradients_bytes": mem.gradients, "optimizer_bytes": mem.optimizer,
         "activations_bytes": mem.activations, "bubble_fraction": best.bubble_fraction,
         "alltoall_time": best.ep_s, "alltoall_exposed_time": best.ep_exposed_s,
@@ -191,6 +192,8 @@ def _moe_plan(inputs: Inputs) -> Computed:
     if mfu_words := narrow_mfu_note(inputs, hardware.get(inputs.text("gpu")),
                                     float(values["mfu"] or 0.0)):
         notes.insert(-1, mfu_words)
+    if peak_words := peak_note(inputs, hardware.get(inputs.text("gpu"))):
+        notes.insert(-1, peak_words)  # a precision the GPU lacks, or moot by the override
     for words in offload_words:
         notes.insert(1, words)
     if words := dual_memory_words(best.schedule):

@@ -39,6 +39,7 @@ from calculators.inputs.hardware import (
     PLANNER_MFU_HELP,
     mfu_basis,
     narrow_mfu_note,
+    peak_note,
 )
 from calculators.inputs.layer_mix import DOCUMENT_DETAIL
 from calculators.inputs.memory import OFFLOAD_OUTPUTS, host_memory_warning
@@ -145,7 +146,7 @@ def _parallel_plan(inputs: Inputs) -> Computed:
             "mfu": model_flops / (n * cluster.peak_flops * best.step_s),
             "memory_per_gpu_bytes": best.memory_bytes,
             "host_memory_bytes": mem.host,
-            "host_memory_per_node_bytes": mem.host * cluster.gpus_per_node,
+            "host_memory_per_node_bytes": mem.host * inputs.whole("gpus_per_node"),
             "bubble_fraction": best.bubble_fraction,
             "tp_comm_time": best.tp_s,
             "cp_comm_time": best.cp_s,
@@ -167,6 +168,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
     reserved = reserved_sms(inputs, cluster.machine.speed.sms)
     extra_notes = [words] if (words := dual_memory_words(best.schedule)) else []
     extra_notes += offload_words
+    if peak_words := peak_note(inputs, hardware.get(inputs.text("gpu"))):
+        extra_notes.append(peak_words)  # a precision the GPU lacks, or moot by the override
     if mfu_words := narrow_mfu_note(inputs, hardware.get(inputs.text("gpu")),
                                     float(values["mfu"] or 0.0)):
         extra_notes.append(mfu_words)

@@ -118,7 +118,8 @@ PARAMS: tuple[Param, ...] = (
         True,
         help="On: the output layer reuses the input table (GPT-3), whose weights then "
         "count once in N. Off: a separate output matrix (Llama), and the input table "
-        "is taken out of N when the vocabulary is given.",
+        "is taken out of N when the vocabulary is given. Applies only with the "
+        "vocabulary and the width given.",
         advanced=True,
     ),
     Param(
@@ -142,9 +143,11 @@ PARAMS: tuple[Param, ...] = (
           "(Llama 3 405B: about 800B in six stages from 8K to 128K, Sec. 3.4.2)."),
     Param("extension_length", "Extended sequence length", "int", LLAMA3_FINAL_LENGTH,
           unit="token", minimum=2, maximum=100_000_000, advanced=True,
-          help="The last stage's sequence. Llama 3: 131,072 (128K)."),
+          help="The last stage's sequence. Llama 3: 131,072 (128K). Applies only with "
+          "context extension tokens given."),
     Param("extension_stages", "Extension stages", "int", LLAMA3_STAGES, minimum=1,
-          maximum=64, advanced=True, help="Llama 3: six stages (Sec. 3.4.2)."),
+          maximum=64, advanced=True, help="Llama 3: six stages (Sec. 3.4.2). Applies only "
+          "with context extension tokens given."),
     *(replace(p, advanced=True) for p in (*LAYER_MIX_PARAMS, *DOCUMENT_PARAMS)
       if not p.name.startswith("linear_")),
 )
