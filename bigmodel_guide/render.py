@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 from typing import TYPE_CHECKING
 
@@ -17,6 +17,9 @@ from markupsafe import Markup
 from calculators.catalogues import presets
 from calculators.core import charts, units
 from calculators.core.spec import Choice
+from calculators.inputs.architecture import ARCHITECTURE_PARAMS
+from calculators.inputs.layer_mix import LAYER_MIX_PARAMS
+from calculators.inputs.moe import MOE_ARCHITECTURE_DETAIL, MOE_ARCHITECTURE_PARAMS
 
 if TYPE_CHECKING:
     from jinja2 import Environment
@@ -80,6 +83,7 @@ class FieldView:
     advanced: bool  # folded under "More inputs"
     hidden: bool  # does not apply in the example's mode (param.when does not hold)
     options: tuple[OptionView, ...]
+    phone_folded: bool = False  # shown on a phone only after "Show N more inputs"
 
 
 def condition_text(calc: Calculator, when: When) -> str:
@@ -128,7 +132,36 @@ def form_fields(calc: Calculator, result: Result, widget_id: str,
         )
         for param in calc.params
     ]
-    return sorted(fields, key=lambda f: not f.changed)  # stable: declared order kept
+    return fold_for_phones(sorted(fields, key=lambda f: not f.changed))  # stable sorts
+
+
+#: On a phone (390 x 844), a widget's head, summary and this many fields in two columns
+#: fit the first screen (tests/e2e/test_phone.py measures it); the rest of its shown
+#: inputs wait behind "Show N more inputs".
+PHONE_FIELDS = 6
+#: A transformer's shape: what a preset or a config.json fills in one step, and what a
+#: reader changes least; on a phone it is folded first, so that the question (GPUs,
+#: batch, deadline, MFU ...) stays in view.
+SHAPE_INPUTS = (frozenset(p.name for p in (*ARCHITECTURE_PARAMS, *MOE_ARCHITECTURE_PARAMS,
+                                            *LAYER_MIX_PARAMS))
+                | set(MOE_ARCHITECTURE_DETAIL)) - {"seq_len"}  # a training choice
+
+
+def fold_for_phones(fields: list[FieldView]) -> list[FieldView]:
+    """The shown (not "More inputs") fields, those outside the model's shape first
+    unless they are too few to make a form of their own; after ``PHONE_FIELDS`` that
+    apply, the rest marked ``phone_folded``."""
+    main = [f for f in fields if not f.advanced]
+    question = [f for f in main if f.param.name not in SHAPE_INPUTS and not f.hidden]
+    if len(question) >= PHONE_FIELDS // 2:
+        main.sort(key=lambda f: f.param.name in SHAPE_INPUTS)
+    shown, out = 0, []
+    for f in main:
+        fold = shown >= PHONE_FIELDS or (f.param.name in SHAPE_INPUTS
+                                         and len(question) >= PHONE_FIELDS // 2)
+        shown += not fold and not f.hidden
+        out.append(replace(f, phone_folded=True) if fold else f)
+    return out + [f for f in fields if f.advanced]
 
 
 class FoldedInputError(ValueError):

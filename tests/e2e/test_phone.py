@@ -70,3 +70,50 @@ def test_table_captions_stay_whole_beside_a_sideways_scroll(
     after = phone.evaluate("(b) => b.querySelector('.bm-table-caption')"
                            ".getBoundingClientRect().left", box.element_handle())
     assert abs(after - before) <= 1
+
+
+CONTROLS_END = """() => [...document.querySelectorAll('.md-content .bm-calc')].map((w) => {
+  const top = w.getBoundingClientRect().top;
+  const shown = [...w.querySelectorAll('form > .bm-calc__fields > [data-field]')]
+    .filter((f) => f.offsetParent !== null);
+  const more = w.querySelector('[data-phone-more]');
+  if (more && more.offsetParent !== null) shown.push(more);
+  return [w.id, Math.max(0, ...shown.map((el) => el.getBoundingClientRect().bottom - top))];
+})"""
+
+
+@pytest.mark.parametrize("path", ["capstone/", "moe/", "dense/", "sparse/"])
+def test_each_widgets_question_fits_one_phone_screen(
+        site_url: str, phone: Page, path: str) -> None:
+    # Issue 37: widgets were 1,500-5,900 px tall with up to 36 fields shown. On a phone a
+    # widget's head, its summary and the controls it shows (two columns; the model's shape
+    # and the rest behind "Show N more inputs") end within one 844 px screen.
+    phone.goto(f"{site_url}/{path}")
+    phone.evaluate("() => window.scrollTo(0, document.body.scrollHeight)")
+    phone.wait_for_function("() => !document.querySelector('template[data-bm-lazy]')",
+                            timeout=30_000)
+    ends = dict(phone.evaluate(CONTROLS_END))
+    assert ends
+    too_tall = {widget: round(end) for widget, end in ends.items() if end > 844}
+    assert too_tall == {}
+
+
+def test_the_folded_inputs_open_on_a_tap_and_for_a_link(site_url: str, phone: Page) -> None:
+    widget = "#deepseek-v3-layout"
+    phone.goto(f"{site_url}/moe/#deepseek-v3-layout")
+    more = phone.locator(f"{widget} [data-phone-more]")
+    more.wait_for(state="visible", timeout=30_000)
+    more.scroll_into_view_if_needed()
+    hidden_field = phone.locator(f"{widget} [data-phone-fold][data-field='hidden']")
+    assert hidden_field.is_hidden()
+    more.tap()
+    assert hidden_field.is_visible()
+    assert more.get_attribute("aria-expanded") == "true"
+    more.tap()
+    assert hidden_field.is_hidden()
+    # A link that sets a folded input shows it.
+    phone.goto(f"{site_url}/moe/?deepseek-v3-layout=hidden:6144#deepseek-v3-layout")
+    phone.wait_for_function(
+        "(sel) => document.querySelector(sel + ' form').hasAttribute('data-phone-open')",
+        arg=widget, timeout=60_000)
+    assert hidden_field.is_visible()

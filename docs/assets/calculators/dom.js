@@ -103,6 +103,16 @@ export function labelOf(widget, name) {
   return label ? label.textContent.replace(/\s+/g, " ").trim() : name;
 }
 
+/** Show (or hide) the inputs a phone folds behind "Show N more inputs". */
+export function openPhoneFold(widget, open) {
+  const form = widget.querySelector("form");
+  const button = widget.querySelector("[data-phone-more]");
+  if (!form || !button) return;
+  form.toggleAttribute("data-phone-open", open);
+  button.setAttribute("aria-expanded", String(open));
+  setText(button, open ? "Show fewer inputs" : button.dataset.moreLabel);
+}
+
 export function showError(widget, error) {
   clearErrors(widget);
   const name = String(error.input || "");
@@ -113,6 +123,7 @@ export function showError(widget, error) {
     slot.hidden = false;
     const folded = slot.closest("details");
     if (folded) folded.open = true;
+    if (slot.closest("[data-phone-fold]")) openPhoneFold(widget, true);
     const control = widget.querySelector(`form [name="${CSS.escape(name)}"]`);
     if (control) control.setAttribute("aria-invalid", "true");
     // The echo under the field described the last valid value, not what it holds now.

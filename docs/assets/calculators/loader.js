@@ -8,7 +8,7 @@
 import "./abbr.js";
 import { ask, onRuntime, Runaway, runtimeFailure, runtimeState, startRuntime } from "./runtime.js";
 import {
-  applyResult, clearErrors, differsFromExample, exampleInputs, labelOf, markSilent,
+  applyResult, clearErrors, openPhoneFold, differsFromExample, exampleInputs, labelOf, markSilent,
   readInputs, resultSnapshot, setState, setStatus, showError,
 } from "./dom.js";
 import { renderComparison, restoreFromLink, runAction, keysFor, THEME_KEYS } from "./share.js";
@@ -275,6 +275,11 @@ function bind(widget) {
   if (!form) return;
   const isInput = (target) => target instanceof Element && target.hasAttribute("name");
   bindTaken(widget);
+  const phoneMore = widget.querySelector("[data-phone-more]");
+  if (phoneMore) {
+    phoneMore.addEventListener("click", () => openPhoneFold(
+      widget, phoneMore.getAttribute("aria-expanded") !== "true"));
+  }
   form.addEventListener("input", (event) => {
     if (event.target instanceof HTMLSelectElement || !isInput(event.target)) return;
     const entry = entryOf(widget);
@@ -412,6 +417,13 @@ function bindAll() {
       } else {
         entryOf(widget).choice = null;
         conditionsChanged(widget);
+        // A link that sets an input a phone folds shows it.
+        const example = exampleInputs(widget);
+        const inputs = readInputs(widget);
+        if ([...widget.querySelectorAll("[data-phone-fold] [name]")]
+          .some((control) => inputs[control.name] !== example[control.name])) {
+          openPhoneFold(widget, true);
+        }
         schedule(widget, 0);
       }
     }).catch(() => widgets.forEach(unavailable));

@@ -27,7 +27,7 @@ function refresh(item) {
     // The output's raw text ("4096.0") as a reader would type it ("4096").
     const number = Number(raw);
     const shown = Number.isFinite(number) ? number.toLocaleString("en-US") : cell.textContent.trim();
-    const text = `Use ${shown} from above`;
+    const text = `${item.dataset.takesLabel}: use ${shown}`;
     if (button.textContent !== text) button.textContent = text;
     button.dataset.value = Number.isFinite(number) ? String(number) : raw;
   }
