@@ -193,6 +193,15 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
                 f"example below it that takes it says {name} = {given!r}")
         return TakenInput(name, anchor, output, source_calc.title, labels[output])
 
+    def on_page_content(
+        self, html: str, /, *, page: Page, config: MkDocsConfig, files: Files
+    ) -> str | None:
+        # The widgets' ids are in raw HTML that Markdown stashes, out of the anchors
+        # MkDocs collects: register them, so that links to a widget validate.
+        if page.present_anchor_ids is not None:
+            page.present_anchor_ids.update(self._results)
+        return html
+
     def on_post_build(self, *, config: MkDocsConfig) -> None:
         if not self.config.enabled:
             return
