@@ -87,3 +87,23 @@ def test_a_chapter_that_explains_a_term_ranks_above_the_calculator_reference(
     assert "/reference/" not in links[0], links[:6]
     assert any("/reference/" in h for h in links), links  # still found, further down
     watch.assert_clean()
+
+
+@pytest.mark.parametrize(("term", "chapter"), [
+    ("多打一", "/communication/"), ("显存", "/dense/"), ("流水线并行", "/dense/"),
+    ("卡时", "/compute/")])
+def test_a_chinese_term_finds_the_chapter_that_explains_it(
+        term: str, chapter: str, site_url: str, strict_page: tuple[Page, Watch]) -> None:
+    # Issue 37: Chinese terms found only the glossary (卡时 nothing). The index is
+    # segmented with the glossary's terms kept whole (search/zh_terms.txt), and each
+    # chapter names its terms in Chinese where it explains them.
+    page, watch = strict_page
+    page.goto(f"{site_url}/index.html", wait_until="networkidle")
+    page.click(".md-search__input")
+    page.keyboard.type(term)
+    page.wait_for_selector(RESULT, timeout=15_000)
+    links = page.eval_on_selector_all(
+        f"{RESULT} > a", "els => els.map(a => new URL(a.href).pathname)")
+    assert any(link.endswith(chapter) for link in links), links[:8]
+    assert any("/glossary/" in link for link in links), links[:8]
+    watch.assert_clean()
