@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.units import format_value
 from calculators.formulas.planner.ranking import (
     RECOMPUTE_WORDS,
     recommendation_note,
@@ -44,7 +45,7 @@ def row(rank: int, lay: Layout) -> tuple[str, ...]:
         if not used:
             return "-"
         hidden = "" if exposed >= seconds else f" ({exposed:.3g} s exposed)"
-        return f"{seconds:.3g} s{hidden}, {sent / GB:,.3g} GB"
+        return f"{seconds:.3g} s{hidden}, {format_value(sent, 'B', 'si')}"
 
     hybrid = f"/{lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
     return (
