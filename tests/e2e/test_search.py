@@ -71,18 +71,23 @@ def test_keyboard_shortcut_opens_search_and_loads_the_index(
     watch.assert_clean()
 
 
+def _result_paths(page: Page, site_url: str, term: str) -> list[str]:
+    """The pages a search for ``term`` from the home page lists, in order."""
+    page.goto(f"{site_url}/index.html", wait_until="networkidle")
+    page.click(".md-search__input")
+    page.keyboard.type(term)
+    page.wait_for_selector(RESULT, timeout=15_000)
+    return list(page.eval_on_selector_all(
+        f"{RESULT} > a", "els => els.map(a => new URL(a.href).pathname)"))
+
+
 @pytest.mark.parametrize("term", ["incast", "goodput", "MFU"])
 def test_a_chapter_that_explains_a_term_ranks_above_the_calculator_reference(
         term: str, site_url: str, strict_page: tuple[Page, Watch]) -> None:
     # Issue 37: the calculators' reference pages came first; they are boosted down
     # (templates/calculator/reference_page.md), the chapters keep their rank.
     page, watch = strict_page
-    page.goto(f"{site_url}/index.html", wait_until="networkidle")
-    page.click(".md-search__input")
-    page.keyboard.type(term)
-    page.wait_for_selector(RESULT, timeout=15_000)
-    links = page.eval_on_selector_all(
-        f"{RESULT} > a", "els => els.map(a => new URL(a.href).pathname)")
+    links = _result_paths(page, site_url, term)
     assert links, term
     assert "/reference/" not in links[0], links[:6]
     assert any("/reference/" in h for h in links), links  # still found, further down
@@ -98,12 +103,7 @@ def test_a_chinese_term_finds_the_chapter_that_explains_it(
     # segmented with the glossary's terms kept whole (search/zh_terms.txt), and each
     # chapter names its terms in Chinese where it explains them.
     page, watch = strict_page
-    page.goto(f"{site_url}/index.html", wait_until="networkidle")
-    page.click(".md-search__input")
-    page.keyboard.type(term)
-    page.wait_for_selector(RESULT, timeout=15_000)
-    links = page.eval_on_selector_all(
-        f"{RESULT} > a", "els => els.map(a => new URL(a.href).pathname)")
+    links = _result_paths(page, site_url, term)
     assert any(link.endswith(chapter) for link in links), links[:8]
     assert any("/glossary/" in link for link in links), links[:8]
     watch.assert_clean()

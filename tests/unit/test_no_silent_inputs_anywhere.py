@@ -12,8 +12,7 @@ from __future__ import annotations
 import pytest
 
 import calculators
-from calculators.core.spec import ValidationError
-from tests.unit.planner.test_no_silent_inputs import _edits, _seen
+from tests.unit.planner.test_no_silent_inputs import silent_inputs
 
 _ONE_NODE = "Applies only when the ranks span more than one node."
 _PLANNER_NODE = "the links follow the NVLink domain below, so it may not change the layout"
@@ -103,26 +102,7 @@ SILENT: dict[str, dict[str, str]] = {
 def _silent(calc_id: str) -> set[str]:
     """The inputs shown at the defaults whose every edit changes nothing the page shows
     in words (outputs, table, notes, warnings), or is refused."""
-    calc = calculators.REGISTRY[calc_id]
-    base = calc.compute({})
-    seen = _seen(base)
-    silent = set()
-    for param in calc.params:
-        if param.when and not param.when.holds(base.inputs):
-            continue
-        edits = _edits(param, base.inputs[param.name])
-        changed = False
-        for edit in edits:
-            try:
-                result = calc.compute({param.name: edit})
-            except ValidationError:
-                continue
-            if _seen(result) != seen:
-                changed = True
-                break
-        if edits and not changed:
-            silent.add(param.name)
-    return silent
+    return silent_inputs(calculators.REGISTRY[calc_id], {})
 
 
 def test_every_calculator_is_listed() -> None:

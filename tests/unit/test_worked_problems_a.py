@@ -15,18 +15,16 @@ number the page should now say.
 from __future__ import annotations
 
 import math
-import re
 from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import calculators
-from bigmodel_guide.fence import find_fences, parse_fence
-from calculators.core import share
+from tests.unit.worked_problems import check_share_links, link, opened, same
+from tests.unit.worked_problems import says as _says
+from tests.unit.worked_problems import widgets as _widgets
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ("compute.md", "dense.md", "moe.md", "long-runs.md")
 HOUR = 3_600.0
 #: The H100 SXM's and the A100's dense BF16 peaks, as the problems state them.
@@ -35,53 +33,7 @@ A100_BF16 = 312e12
 #: Llama 3's calibration (long-runs.md): 419 unexpected interruptions in 54 days on
 #: 16,384 GPUs.
 LLAMA3_GPU_HOURS_PER_INTERRUPTION = 54 * 24 * 16_384 / 419
-#: A share link in an answer: ``(page.md?widget=name:value,...#widget)``.
-LINK = re.compile(r"\]\((?P<page>[\w-]+\.md)\?(?P<widget>[\w-]+)=(?P<state>[^)#]+)"
-                  r"#(?P<anchor>[\w-]+)\)")
 _SUPERSCRIPT = str.maketrans("-0123456789", "⁻⁰¹²³⁴⁵⁶⁷⁸⁹")
-
-
-@cache
-def _text(page: str) -> str:
-    """The chapter with its line breaks folded, as a reader sees a paragraph."""
-    return " ".join((DOCS / page).read_text("utf-8").split())
-
-
-def _says(page: str, *phrases: str) -> None:
-    for phrase in phrases:
-        assert phrase in _text(page), f"docs/{page} should say: {phrase!r}"
-
-
-@cache
-def _widgets(page: str) -> dict[str, tuple[str, dict[str, object]]]:
-    """Each widget of ``page`` by its id: the fence's anchor, or calc-<calc id>."""
-    found = {}
-    for located in find_fences((DOCS / page).read_text("utf-8")):
-        fence = parse_fence(located.source)
-        widget = fence.anchor or "calc-" + fence.calc_id.replace("_", "-")
-        found[widget] = (fence.calc_id, fence.overrides)
-    return found
-
-
-def opened(target: str, widget: str, state: str) -> Any:
-    """The result ``widget`` on ``target`` shows when a link opens it with ``state``."""
-    calc_id, example = _widgets(target)[widget]
-    calc = calculators.REGISTRY[calc_id]
-    inputs, notices = share.decode_state(calc, state)
-    assert not notices, notices
-    return calc.compute({**example, **inputs})
-
-
-def link(page: str, target: str, widget: str, state: str) -> Any:
-    """The link ``page`` carries to ``widget`` on ``target``, opened."""
-    _says(page, f"({target}?{widget}={state}#{widget})")
-    return opened(target, widget, state)
-
-
-def same(linked: Any, computed: Any, *names: str) -> None:
-    """The link's widget shows the figures the test computed."""
-    for name in names:
-        assert linked.value(name) == pytest.approx(computed.value(name), rel=1e-9), name
 
 
 def v(result: Any, name: str) -> float:
@@ -123,13 +75,7 @@ def _normal_cdf(z: float) -> float:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_share_link_opens_a_widget_with_valid_inputs(page: str) -> None:
-    links = list(LINK.finditer((DOCS / page).read_text("utf-8")))
-    assert links, f"docs/{page}: no share links"
-    for found in links:
-        assert found["anchor"] == found["widget"], found[0]
-        assert found["widget"] in _widgets(found["page"]), found[0]
-        assert " " not in found["state"], found[0]
-        opened(found["page"], found["widget"], found["state"])
+    check_share_links(page)
 
 
 # --- compute.md ----------------------------------------------------------------------

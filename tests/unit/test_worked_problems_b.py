@@ -16,18 +16,15 @@ now say.
 from __future__ import annotations
 
 import math
-import re
-from functools import cache
-from pathlib import Path
 from typing import Any
 
 import pytest
 
 import calculators
-from bigmodel_guide.fence import find_fences, parse_fence
-from calculators.core import share
+from tests.unit.worked_problems import check_share_links, link, opened, same
+from tests.unit.worked_problems import says as _says
+from tests.unit.worked_problems import widgets as _widgets
 
-DOCS = Path(__file__).resolve().parents[2] / "docs"
 PAGES = ("communication.md", "network.md", "sparse.md")
 #: A 400 Gb/s NIC port, 50 GB/s each way.
 NIC = 50e9
@@ -35,52 +32,6 @@ NIC = 50e9
 H100_USABLE = 80 * 2**30 * 0.85
 #: A CPU host's 1 TB of DRAM less the 30% kept back.
 HOST_USABLE = 1e12 * 0.7
-#: A share link in an answer: ``(page.md?widget=name:value,...#widget)``.
-LINK = re.compile(r"\]\((?P<page>[\w-]+\.md)\?(?P<widget>[\w-]+)=(?P<state>[^)#]+)"
-                  r"#(?P<anchor>[\w-]+)\)")
-
-
-@cache
-def _text(page: str) -> str:
-    """The chapter with its line breaks folded, as a reader sees a paragraph."""
-    return " ".join((DOCS / page).read_text("utf-8").split())
-
-
-def _says(page: str, *phrases: str) -> None:
-    for phrase in phrases:
-        assert phrase in _text(page), f"docs/{page} should say: {phrase!r}"
-
-
-@cache
-def _widgets(page: str) -> dict[str, tuple[str, dict[str, object]]]:
-    """Each widget of ``page`` by its id: the fence's anchor, or calc-<calc id>."""
-    found = {}
-    for located in find_fences((DOCS / page).read_text("utf-8")):
-        fence = parse_fence(located.source)
-        widget = fence.anchor or "calc-" + fence.calc_id.replace("_", "-")
-        found[widget] = (fence.calc_id, fence.overrides)
-    return found
-
-
-def opened(target: str, widget: str, state: str) -> Any:
-    """The result ``widget`` on ``target`` shows when a link opens it with ``state``."""
-    calc_id, example = _widgets(target)[widget]
-    calc = calculators.REGISTRY[calc_id]
-    inputs, notices = share.decode_state(calc, state)
-    assert not notices, notices
-    return calc.compute({**example, **inputs})
-
-
-def link(page: str, target: str, widget: str, state: str) -> Any:
-    """The link ``page`` carries to ``widget`` on ``target``, opened."""
-    _says(page, f"({target}?{widget}={state}#{widget})")
-    return opened(target, widget, state)
-
-
-def same(linked: Any, computed: Any, *names: str) -> None:
-    """The link's widget shows the figures the test computed."""
-    for name in names:
-        assert linked.value(name) == pytest.approx(computed.value(name), rel=1e-9), name
 
 
 def widget(page: str, anchor: str, **over: object) -> Any:
@@ -109,13 +60,7 @@ def mb(x: float, fmt: str = ".1f") -> str:
 
 @pytest.mark.parametrize("page", PAGES)
 def test_every_share_link_opens_a_widget_with_valid_inputs(page: str) -> None:
-    links = list(LINK.finditer((DOCS / page).read_text("utf-8")))
-    assert links, f"docs/{page}: no share links"
-    for found in links:
-        assert found["anchor"] == found["widget"], found[0]
-        assert found["widget"] in _widgets(found["page"]), found[0]
-        assert " " not in found["state"], found[0]
-        opened(found["page"], found["widget"], found["state"])
+    check_share_links(page)
 
 
 # --- communication.md ----------------------------------------------------------------

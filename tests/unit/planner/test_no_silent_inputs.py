@@ -11,6 +11,7 @@ from __future__ import annotations
 import pytest
 
 import calculators
+from calculators.core.calculator import Calculator
 from calculators.core.spec import Param, ValidationError
 
 CALC = calculators.REGISTRY["cluster_sizing"]
@@ -48,18 +49,20 @@ def _seen(result: calculators.Result) -> object:
     return data["outputs"], data["table"], data["notes"], data["warnings"]
 
 
-def _silent(mode: str) -> set[str]:
-    base = CALC.compute({"model_kind": mode})
+def silent_inputs(calc: Calculator, fixed: dict[str, object]) -> set[str]:
+    """The inputs of ``calc`` shown with ``fixed`` set (the others at their defaults)
+    that no edit changes anything of, in words or numbers; ``fixed``'s own are skipped."""
+    base = calc.compute(fixed)
     seen = _seen(base)
     silent = set()
-    for param in CALC.params:
-        if param.name == "model_kind" or (param.when and not param.when.holds(base.inputs)):
+    for param in calc.params:
+        if param.name in fixed or (param.when and not param.when.holds(base.inputs)):
             continue
         edits = _edits(param, base.inputs[param.name])
         changed = False
         for edit in edits:
             try:
-                result = CALC.compute({"model_kind": mode, param.name: edit})
+                result = calc.compute({**fixed, param.name: edit})
             except ValidationError:
                 continue
             if _seen(result) != seen:
@@ -68,6 +71,10 @@ def _silent(mode: str) -> set[str]:
         if edits and not changed:
             silent.add(param.name)
     return silent
+
+
+def _silent(mode: str) -> set[str]:
+    return silent_inputs(CALC, {"model_kind": mode})
 
 
 @pytest.mark.parametrize("mode", sorted(DEPENDS_ON_THE_ANSWER))
