@@ -17,6 +17,8 @@ CALCULATOR_IDS: tuple[str, ...] = (
     "moe_step",
     "moe_plan",
     "expert_load",
+    "rollout",
+    "rl_step",
     "collective_time",
     "incast",
     "ecmp_collisions",

@@ -118,6 +118,7 @@ def all_checks() -> tuple[Check, ...]:
         long_runs,
         moe,
         network,
+        post_training,
         recsys_generative,
         recsys_streaming,
         recsys_tables,
@@ -125,7 +126,8 @@ def all_checks() -> tuple[Check, ...]:
     )
 
     checks = (*compute.CHECKS, *dense.CHECKS, *kernels.CHECKS, *moe.CHECKS,
-              *expert_kernels.CHECKS, *communication.CHECKS, *network.CHECKS, *sparse.CHECKS,
+              *expert_kernels.CHECKS, *post_training.CHECKS, *communication.CHECKS,
+              *network.CHECKS, *sparse.CHECKS,
               *recsys_generative.CHECKS, *recsys_tables.CHECKS, *recsys_streaming.CHECKS,
               *long_runs.CHECKS, *capstone.CHECKS)
     ids = [c.id for c in checks]

@@ -310,6 +310,10 @@ HEAVY_CALLS: tuple[tuple[str, str, dict[str, object]], ...] = (
     ("sizing, Llama 3 70B, deadline missed", "cluster_sizing",
      _preset("cluster_sizing", "llama3_70b", gpu="h100_sxm", deadline_days=30,
              global_batch=512, utilization=0.5, flops_per_param_token=6)),
+    ("RL step, DeepSeek-V3 on 512 H800, fastest split", "rl_step",
+     _preset("rl_step", "deepseek_v3", gpu="h800", num_gpus=512, placement="one_step_off",
+             weight_precision="fp8", attention_parallel="dp")),
+    ("rollout, Llama 3 70B on 64 H100", "rollout", _preset("rollout", "llama3_70b")),
     ("sizing, a trillion-parameter sparse model", "cluster_sizing",
      {"model_kind": "sparse", "num_tables": 1000, "rows_per_table": 93.75e6,
       "embedding_dim": 128, "gpu": "h100_sxm"}),
@@ -337,6 +341,11 @@ WORST_CALLS: tuple[tuple[str, str, dict[str, object]], ...] = (
       "attention_window": 1157076, "norms_per_layer": 1, "tied_embeddings": False,
       "optimizer": "adamw_8bit", "utilization": 1.0, "flop_count": "6N"}),
     ("worst: fabric, 512-port switches", "fabric_sizing", {"switch_radix": 512}),
+    ("worst: RL step, 21,838 prompts, 100,000 heads", "rl_step",
+     {"rl_steps": 93, "reward_model": True, "memory_utilization": 0.188,
+      "max_sequences": 215, "prompts": 21838, "prompt_tokens": 1,
+      "total_params": 2.21e12, "hidden": 554, "heads": 100000, "kv_lora_rank": 1,
+      "qk_rope_head_dim": 3, "experts_per_token": 4, "dense_layers": 30}),
 )
 #: Timed runs of each heavy call, after one untimed (the worker's runtime is warm by
 #: the time a reader edits a planner).

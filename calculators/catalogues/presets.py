@@ -87,11 +87,53 @@ def _query_key_head(values: dict[str, PresetValue]) -> PresetValue | None:
     return None
 
 
+def _attention_kind(values: dict[str, PresetValue]) -> PresetValue | None:
+    """A preset's attention as the KV cache sees it: MLA where stated, else grouped-query
+    when it has fewer KV heads than heads, else multi-head."""
+    if values.get("attention") == "mla":
+        return "mla"
+    heads, kv_heads = values.get("heads"), values.get("kv_heads")
+    if not isinstance(heads, int):
+        return None
+    return "gqa" if isinstance(kv_heads, int) and kv_heads < heads else "mha"
+
+
+def _or_heads(values: dict[str, PresetValue]) -> PresetValue | None:
+    """KV heads, or the heads when the preset leaves them blank (MHA, or MLA where the
+    input is not used)."""
+    kv_heads = values.get("kv_heads")
+    return kv_heads if isinstance(kv_heads, int) else values.get("heads")
+
+
+def _head_size(values: dict[str, PresetValue]) -> PresetValue | None:
+    """The head size, or hidden / heads when the preset leaves it blank."""
+    head_dim, hidden, heads = values.get("head_dim"), values.get("hidden"), values.get("heads")
+    if isinstance(head_dim, int):
+        return head_dim
+    return hidden // heads if isinstance(hidden, int) and isinstance(heads, int) else None
+
+
+def _stated(key: str) -> Callable[[dict[str, PresetValue]], PresetValue | None]:
+    """The preset's ``key`` where it states one; a blank leaves the input as it is (an
+    MLA size in a preset of another attention)."""
+    def value(values: dict[str, PresetValue]) -> PresetValue | None:
+        found = values.get(key)
+        return found if isinstance(found, int) else None
+    return value
+
+
+_KV_CACHE = {"attention": _attention_kind, "kv_heads": _or_heads, "head_dim": _head_size,
+             "kv_lora_rank": _stated("kv_lora_rank"),
+             "qk_rope_head_dim": _stated("qk_rope_head_dim")}
+
 #: calculator id -> {input name: how it follows from a preset's values}, where the
 #: calculator's input is not any one preset key: ``training_compute`` prices attention
-#: from the query/key head size, which MLA states as two parts.
+#: from the query/key head size, which MLA states as two parts; the post-training
+#: calculators read the KV cache's kind from the heads.
 DERIVED_VALUES: dict[str, dict[str, Callable[[dict[str, PresetValue]], PresetValue | None]]] = {
     "training_compute": {"head_dim": _query_key_head},
+    "rollout": _KV_CACHE,
+    "rl_step": _KV_CACHE,
 }
 
 

@@ -16,10 +16,11 @@ holds the order, so there is no cycle). To find a formula, find its subject:
 5. ``parallel``: how a model is cut over GPUs, and what each GPU holds;
 6. ``planner``: the dense planner's cost of a layout, its search and its ranking;
 7. ``moe``: mixtures of experts and the planner with expert parallelism;
-8. ``sparse``: recommendation models, embeddings, parameter servers;
-9. ``failures``: failures, checkpoints and goodput of long runs;
-10. ``site``: what a cluster draws from its site: IT and facility load, the swing.
+8. ``rl``: RL post-training: decoding rollouts, the RL step, the weight sync;
+9. ``sparse``: recommendation models, embeddings, parameter servers;
+10. ``failures``: failures, checkpoints and goodput of long runs;
+11. ``site``: what a cluster draws from its site: IT and facility load, the swing.
 """
 
 SUBPACKAGES = ("model", "kernels", "collectives", "fabric", "parallel", "planner", "moe",
-               "sparse", "failures", "site")
+               "rl", "sparse", "failures", "site")

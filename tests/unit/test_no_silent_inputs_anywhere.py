@@ -58,6 +58,8 @@ SILENT: dict[str, dict[str, str]] = {
     "moe_params": {"expert_groups": _ROUTING, "groups_per_token": _ROUTING},
     "moe_step": {},
     "moe_plan": {"document_spread": _DOCUMENTS, "gpus_per_node": _PLANNER_NODE},
+    "rollout": {},
+    "rl_step": {},
     "expert_load": {
         "redundant_experts": "not at uniform routing's small spread (load_cv blank)",
     },

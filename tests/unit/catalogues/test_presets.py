@@ -80,6 +80,8 @@ def test_kinds_show_up_where_they_make_sense() -> None:
         # their defaults), and the cluster's nodes and links where they use them.
         "moe_params": {"moe_model"}, "moe_step": {"moe_model", "cluster"},
         "expert_load": {"moe_model", "cluster"}, "moe_plan": {"moe_model", "cluster"},
+        # Post-training asks for the kind of model; a cluster preset sets only its GPU.
+        "rollout": {"model", "moe_model"}, "rl_step": {"model", "moe_model"},
         # Failures scale with the cluster's GPUs, nodes and NICs; a model preset would
         # set only the parameter count behind the checkpoint size.
         "goodput": {"cluster"}, "fabric_sizing": {"cluster"},
