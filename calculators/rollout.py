@@ -100,8 +100,7 @@ def _rollout(inputs: Inputs) -> Computed:
         values={
             "generation_time": total,
             "tokens_per_gpu_s": tokens / total / gpus,
-            "tail_share": result.rollout.tail_s / result.rollout.decode_s
-            if result.rollout.decode_s else 0.0,
+            "tail_share": 1.0 - result.steady_s / total if total > 0 else 0.0,
             "steady_time": result.steady_s,
             "slots": batch,
             "step_time": step,
@@ -145,8 +144,9 @@ ROLLOUT = Calculator(
     outputs=(
         Output("generation_time", "Generation time for the batch", "s", "duration"),
         Output("tokens_per_gpu_s", "Output tokens/s per GPU", "token/s", "count"),
-        Output("tail_share", "Share of decoding in the tail", "1", "percent",
-               help="Time after the last response started, when the batch only shrinks."),
+        Output("tail_share", "Share of the time lost to the tail", "1", "percent",
+               help="1 - the time with the slots kept full / the time: what the batch "
+                    "loses while it shrinks to its longest responses."),
         Output("steady_time", "Generation time with the slots kept full", "s", "duration",
                help="What a fully asynchronous pipeline pays: no tail."),
         Output("slots", "Sequences decoded together, per engine", "", "count"),

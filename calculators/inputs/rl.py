@@ -148,7 +148,9 @@ def _generator(inputs: Inputs, gpus: int) -> Generator:
                               f"({capacity:,.0f} tokens): use more GPUs per engine, an FP8 "
                               "cache or shorter responses")
     by_memory = math.floor(capacity / (prompt + mean))
-    cap_sequences = inputs.whole("max_sequences")
+    # One scheduler per engine, or per GPU under data-parallel attention (vLLM and
+    # SGLang run one per data-parallel rank).
+    cap_sequences = inputs.whole("max_sequences") * (gpus if dp else 1)
     slots = min(by_memory, cap_sequences)
     speed = kernel_speed(gpu.id)
     engine = Engine(
@@ -164,7 +166,7 @@ def _generator(inputs: Inputs, gpus: int) -> Generator:
         fabric=fabric_for(gpu.id, domain=gpu.scale_up_domain),
         overlap_communication=inputs.flag("overlap_communication"))
     return Generator(engine, model, resident, kv_token, capacity, slots,
-                     "memory" if by_memory < cap_sequences else "the engine's cap")
+                     "memory" if by_memory < cap_sequences else "the scheduler's cap")
 
 
 def _candidate_sizes(inputs: Inputs, pool: int) -> list[int]:

@@ -85,9 +85,10 @@ GENERATOR_PARAMS: tuple[Param, ...] = (
     Param("memory_utilization", "GPU memory for weights and KV cache", "float", 0.9,
           unit="1", minimum=0.1, maximum=1.0,
           help="vLLM's gpu_memory_utilization (default 0.9); the rest is headroom."),
-    _whole("max_sequences", "Most sequences per engine", 256, 10_000_000,
-           "The engine's cap on sequences decoded together (vLLM max_num_seqs; 256 is "
-           "our assumption, a common setting); memory may cap it lower."),
+    _whole("max_sequences", "Most sequences per scheduler", 256, 10_000_000,
+           "The cap on sequences decoded together (vLLM max_num_seqs; 256 is our "
+           "assumption, a common setting): per engine, or per GPU with data-parallel "
+           "attention (one scheduler per rank); memory may cap it lower."),
     Param("overlap_communication", "Overlap communication with compute", "bool", False,
           help="Two micro-batches in flight hide the allreduces and the expert "
                "dispatch behind the other's compute (DeepSeek's two-batch overlap); "
