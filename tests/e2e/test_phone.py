@@ -82,7 +82,7 @@ CONTROLS_END = """() => [...document.querySelectorAll('.md-content .bm-calc')].m
 })"""
 
 
-@pytest.mark.parametrize("path", ["capstone/", "moe/", "dense/", "sparse/"])
+@pytest.mark.parametrize("path", ["capstone/", "moe/", "dense/", "sparse/", "post-training/"])
 def test_each_widgets_question_fits_one_phone_screen(
         site_url: str, phone: Page, path: str) -> None:
     # Issue 37: widgets were 1,500-5,900 px tall with up to 36 fields shown. On a phone a

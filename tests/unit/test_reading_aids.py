@@ -24,8 +24,8 @@ import pytest
 DOCS = Path(__file__).resolve().parents[2] / "docs"
 #: The teaching chapters; the capstone is one long worked example, the glossary and the
 #: home page are not chapters.
-CHAPTERS = ("compute.md", "dense.md", "moe.md", "communication.md", "network.md",
-            "sparse.md", "long-runs.md")
+CHAPTERS = ("compute.md", "dense.md", "moe.md", "post-training.md", "communication.md",
+            "network.md", "sparse.md", "long-runs.md")
 MIN_PROBLEMS = 2
 TAKEAWAY = re.compile(r'^!!! abstract "Takeaway(: [^"]+)?"\s*$', re.MULTILINE)
 PROBLEM = re.compile(r'^!!! question "Problem: [^"]+"\s*$', re.MULTILINE)
