@@ -234,7 +234,7 @@ RL_STEP = Calculator(
     ),
     outputs=(
         Output("step_time", "Step time", "s", "duration"),
-        Output("phase_days", "Days for the phase", "day", "fixed"),
+        Output("phase_days", "Days for the phase", "", "fixed"),
         Output("gpu_hours", "GPU-hours for the phase", "GPU-h", "count"),
         Output("generation_share", "Generation's share of the phases", "1", "percent"),
         Output("idle_share", "GPU time idle", "1", "percent",
