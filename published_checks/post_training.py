@@ -106,8 +106,8 @@ CHECKS: tuple[Check, ...] = (
         claim="DeepSeek-V3/R1 serving on H800, decode units of 18 nodes (EP 144): output "
               "tokens/s per node at an average KV length of 4,989, with 88 sequences per "
               "GPU (1,850 tokens/s per GPU at 20-22 tokens/s per user)",
-        source="DeepSeek 2025, open-infra-index, day 6, \"DeepSeek-V3/R1 Inference "
-               "System Overview\" (24 h of production statistics)", url=_DEEPSEEK,
+        source="DeepSeek 2025, \"Day 6: DeepSeek-V3/R1 Inference System Overview\" "
+               "(24 h of production statistics)", url=_DEEPSEEK,
         formula=lambda: _decode_per_node("h800", 144, 88, 4989),
         formula_name="formulas.rl.decode.Engine.step_s (DeepSeek-V3, H800, EP 144)",
         unit="count", published=14_800.0, rel_tol=0.20,
