@@ -64,9 +64,11 @@ class Bundle:
 
 
 def source_hash(package_dir: Path) -> str:
-    """A short hash of every Python source under ``package_dir`` (names and bytes)."""
+    """A short hash of every Python source and compiled message catalogue under
+    ``package_dir`` (names and bytes): what the wheel ships."""
     digest = hashlib.sha256()
-    for path in sorted(package_dir.rglob("*.py")):
+    shipped = [*package_dir.rglob("*.py"), *package_dir.rglob("*.mo")]
+    for path in sorted(shipped):
         digest.update(path.relative_to(package_dir).as_posix().encode())
         digest.update(path.read_bytes())
     return digest.hexdigest()[:12]
@@ -81,7 +83,8 @@ def build_wheel(package_dir: Path, out_dir: Path, version: str) -> Path:
         shutil.copytree(
             package_dir,
             project / "calculators",
-            ignore=shutil.ignore_patterns("__pycache__", "*.pyc"),
+            # The catalogues' sources (.po, .pot) stay behind: the wheel reads the .mo.
+            ignore=shutil.ignore_patterns("__pycache__", "*.pyc", "*.po", "*.pot"),
         )
         (project / "pyproject.toml").write_text(
             _PYPROJECT.format(name=DIST_NAME, version=version), encoding="utf-8"

@@ -11,12 +11,12 @@ from urllib.parse import urlsplit
 
 from mkdocs.config.config_options import ExtraScriptValue
 from mkdocs.exceptions import PluginError
-from mkdocs.plugins import BasePlugin, get_plugin_logger
+from mkdocs.plugins import BasePlugin, event_priority, get_plugin_logger
 from mkdocs.structure.files import File
 from pymdownx.superfences import SuperFencesException
 
 import calculators
-from bigmodel_guide import bundle
+from bigmodel_guide import bundle, editions
 from bigmodel_guide.config import CalculatorsConfig
 from bigmodel_guide.fence import FENCE_NAME, FenceError, check_page, parse_fence
 from bigmodel_guide.hardware_page import HARDWARE_PATH, hardware_markdown
@@ -25,6 +25,7 @@ from bigmodel_guide.render import FoldedInputError, TakenInput, render_widget
 from bigmodel_guide.validation import VALIDATION_PATH, CheckFailedError, validation_markdown
 from bigmodel_guide.validation_speed import RunFailedError
 from bigmodel_guide.widget_data import widget_files
+from calculators.core import i18n
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -35,7 +36,7 @@ if TYPE_CHECKING:
     from mkdocs.structure.files import Files
     from mkdocs.structure.pages import Page
 
-    from calculators.core.calculator import Result
+    from calculators.core.calculator import Calculator, Result
 
 log = get_plugin_logger(__name__)
 
@@ -89,6 +90,8 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         self._results: dict[str, Result] = {}
         self._project_dir = Path.cwd()
         self._chapter_titles: dict[str, str] = {}
+        self._lang = i18n.SOURCE_LANGUAGE
+        self._registry: Mapping[str, Calculator] = calculators.REGISTRY
 
     def on_config(self, config: MkDocsConfig) -> MkDocsConfig | None:
         if not self.config.enabled:
@@ -96,6 +99,7 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         if SUPERFENCES not in config.markdown_extensions:
             raise PluginError(f"the bigmodel plugin needs the {SUPERFENCES} extension")
         self._project_dir = Path(config.config_file_path or ".").resolve().parent
+        editions.keep_root_pages(config)
         fences = config.mdx_configs.setdefault(SUPERFENCES, {}).setdefault("custom_fences", [])
         fences[:] = [f for f in fences if f.get("name") != FENCE_NAME]
         fences.append({"name": FENCE_NAME, "class": FENCE_NAME, "format": self._format_fence})
@@ -108,24 +112,45 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
             config.extra_javascript.append(loader)
         return config
 
+    # After the i18n plugin (-100), which cannot place generated files (they have no
+    # source path): each edition's generated pages are placed here (editions.py).
+    @event_priority(-110)
     def on_files(self, files: Files, /, *, config: MkDocsConfig) -> Files | None:
         if not self.config.enabled:
             return files
+        self._lang = editions.building_language(config)
+        editions.drop_duplicate_assets(files, self._lang)
+        return self._add_generated(files, config)
+
+    def _generated(self, config: MkDocsConfig, path: str, content: str) -> File:
+        file = File.generated(config, path, content=content)
+        return editions.place_in_edition(file, self._lang, config)
+
+    def _add_generated(self, files: Files, config: MkDocsConfig) -> Files:
         # Pages are rendered before on_env fires, so the fences use the theme's own
         # environment (custom_dir overrides included) from here on.
         self._env = config.theme.get_env()
-        pages = reference_pages(self._env, calculators.REGISTRY, self._chapter_titles)
+        editions.install_in_jinja(self._env, self._lang)
+        self._registry = editions.localised_registry(self._lang)
+        config.extra["bigmodel_ui_text"] = editions.script_words(self._lang)
+        with i18n.language(self._lang):
+            return self._add_pages(files, config)
+
+    def _add_pages(self, files: Files, config: MkDocsConfig) -> Files:
+        assert self._env is not None
+        titles = editions.translated_titles(config, self._chapter_titles)
+        pages = reference_pages(self._env, self._registry, titles)
         for path, markdown in pages.items():
-            files.append(File.generated(config, path, content=markdown))
+            files.append(self._generated(config, path, markdown))
         try:
             validation = validation_markdown(self._env, Path(config.docs_dir))
         except CheckFailedError as err:
             raise PluginError(f"a published figure is no longer reproduced: {err}") from None
         except RunFailedError as err:
             raise PluginError(f"a published measured run cannot be predicted: {err}") from None
-        files.append(File.generated(config, VALIDATION_PATH, content=validation))
-        files.append(File.generated(config, HARDWARE_PATH, content=hardware_markdown()))
-        for path, content in widget_files(self._env, calculators.REGISTRY).items():
+        files.append(self._generated(config, VALIDATION_PATH, validation))
+        files.append(self._generated(config, HARDWARE_PATH, hardware_markdown()))
+        for path, content in widget_files(self._env, self._registry, self._lang).items():
             files.append(File.generated(config, path, content=content))
         return files
 
@@ -158,18 +183,20 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
         except FenceError as err:
             # Superfences swallows other exceptions and leaves the fence unrendered.
             raise SuperFencesException(f"{self._page}: {err}") from err
-        calc = calculators.REGISTRY[fence.calc_id]
+        calc = self._registry[fence.calc_id]
         base = fence.anchor or f"calc-{fence.calc_id.replace('_', '-')}"
         count = self._ids.get(base, 0) + 1
         self._ids[base] = count
         widget_id = base if count == 1 else f"{base}-{count}"
-        result = calc.compute(fence.overrides)
+        with i18n.language(self._lang):
+            result = calc.compute(fence.overrides)
         self._results[widget_id] = result
         try:
             takes = {name: self._taken(name, source, result)
                      for name, source in fence.takes.items()}
-            return render_widget(self._env, calc, result, widget_id, fence.overrides,
-                                 takes=takes)
+            with i18n.language(self._lang):
+                return render_widget(self._env, calc, result, widget_id, fence.overrides,
+                                     takes=takes)
         except FoldedInputError as err:
             raise SuperFencesException(f"{self._page}: {err}") from err
 
@@ -202,9 +229,17 @@ class CalculatorsPlugin(BasePlugin[CalculatorsConfig]):  # type: ignore[no-untyp
             page.present_anchor_ids.update(self._results)
         return html
 
+    # After the i18n plugin's post-build step (-100), which builds the other editions
+    # (each runs this too: skipped, one runtime serves both) and merges every edition's
+    # search entries into the root's index, which is split here.
+    @event_priority(-200)
     def on_post_build(self, *, config: MkDocsConfig) -> None:
-        if not self.config.enabled:
+        if not self.config.enabled or editions.in_nested_build(config):
             return
+        if config.plugins.get(editions.I18N_PLUGIN) is not None:
+            counts = editions.split_search_index(Path(config.site_dir))
+            log.info("search entries per edition: %s", counts)
+            editions.write_sitemaps(Path(config.site_dir), config.site_url or "/")
         root = self._project_dir
         try:
             made = bundle.prepare(

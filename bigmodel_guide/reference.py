@@ -11,7 +11,11 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from markdown.extensions.toc import slugify
+
+import calculators
 from bigmodel_guide.render import condition_text, field_text
+from calculators.core.i18n import _
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -49,12 +53,20 @@ def _rows(calc: Calculator) -> list[dict[str, Any]]:
     return [
         {
             "param": p,
-            "default": field_text(p, p.default) or (p.placeholder or "blank"),
+            "default": field_text(p, p.default) or (p.placeholder or _("blank")),
             "allowed": p.describe_range(),
-            "when": f"Only when {condition_text(calc, p.when)}. " if p.when else "",
+            "when": _("Only when {condition}. ").format(condition=condition_text(calc, p.when))
+            if p.when else "",
         }
         for p in calc.params
     ]
+
+
+def title_anchor(calc: Calculator) -> str:
+    """The page title's anchor, as the English title makes it: the same in both
+    editions, so that a link to it works in either."""
+    english = calculators.REGISTRY[calc.id].title
+    return str(slugify(f"{calc.id}: {english}", "-"))
 
 
 def reference_pages(env: Environment, registry: Mapping[str, Calculator],
@@ -64,13 +76,14 @@ def reference_pages(env: Environment, registry: Mapping[str, Calculator],
     index = env.get_template(INDEX_TEMPLATE).render(
         calculators=registry,
         pages={calc.id: page_name(calc) for calc in registry.values()},
-        chapters={calc.id: chapter_titles.get(calc.chapter.split("#")[0], "the chapter")
+        chapters={calc.id: chapter_titles.get(calc.chapter.split("#")[0], _("the chapter"))
                   for calc in registry.values()},
     )
     page = env.get_template(PAGE_TEMPLATE)
     return {REFERENCE_INDEX: index} | {
-        page_path(calc): page.render(calc=calc, rows=_rows(calc),
-                                      anchor=widget_anchor(calc)) for calc in registry.values()
+        page_path(calc): page.render(calc=calc, rows=_rows(calc), anchor=widget_anchor(calc),
+                                      title_anchor=title_anchor(calc))
+        for calc in registry.values()
     }
 
 

@@ -16,6 +16,7 @@ from markupsafe import Markup
 
 from calculators.catalogues import presets
 from calculators.core import charts, units
+from calculators.core.i18n import _
 from calculators.core.spec import Choice
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
 from calculators.inputs.layer_mix import LAYER_MIX_PARAMS
@@ -90,8 +91,10 @@ def condition_text(calc: Calculator, when: When) -> str:
     """``when`` in words, for a reader: "Model kind is sparse (recommendation ...)"."""
     target = calc.param(when.input)
     labels = {c.value: c.label for c in target.choices} | {"true": "yes", "false": "no"}
-    words = f"{target.label} is " + " or ".join(labels.get(v, v) for v in when.values)
-    return words if when.also is None else f"{words}, and {condition_text(calc, when.also)}"
+    words = _("{label} is {values}").format(
+        label=target.label, values=_(" or ").join(labels.get(v, v) for v in when.values))
+    return words if when.also is None else _("{condition}, and {also}").format(
+        condition=words, also=condition_text(calc, when.also))
 
 
 def _options(calc: Calculator, param: Param, values: Inputs
@@ -104,7 +107,8 @@ def _options(calc: Calculator, param: Param, values: Inputs
     for choice in choices:
         reason = ""
         if choice.when is not None:
-            reason = choice.why_not or f"only when {condition_text(calc, choice.when)}"
+            reason = choice.why_not or _("only when {condition}").format(
+                condition=condition_text(calc, choice.when))
         views.append(OptionView(
             value=choice.value, label=choice.label, selected=choice.value == selected,
             when=choice.when, reason=reason,

@@ -34,6 +34,11 @@ def import_everything(wheel, name):
         # __main__ and the command line are for a terminal, not a page.
         if module.name.rsplit(".", 1)[-1] not in ("__main__", "cli"):
             importlib.import_module(module.name)
+    # The message catalogues are files too: read them now, into the memory the
+    # snapshot keeps (calculators.core.i18n caches each language's).
+    i18n = importlib.import_module(name + ".core.i18n")
+    for lang in i18n.LANGUAGES:
+        i18n.catalogue(lang)
 
 import_everything("/tmp/package.whl", ${JSON.stringify(packageName)})
 del import_everything

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from bigmodel_guide.render import UNIT_LABELS, default_result, form_fields
 from calculators.catalogues import presets
+from calculators.core import i18n
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -27,6 +28,12 @@ if TYPE_CHECKING:
 
 PRESETS_PATH = "assets/calculators/presets.json"
 MORE_INPUTS_PATH = "assets/calculators/more-inputs.json"
+
+
+def in_language(path: str, lang: str) -> str:
+    """A data file's path in ``lang``: ``presets.json``, ``presets.zh.json`` (both at the
+    site's root, beside the scripts that fetch them; form.js picks by the page's lang)."""
+    return path if lang == i18n.SOURCE_LANGUAGE else path.replace(".json", f".{lang}.json")
 #: Stands for the widget's id in the folded inputs' ids; form.js puts the id in.
 WIDGET_ID = "__widget__"
 FIELD_TEMPLATE = "calculator/field.html"
@@ -70,9 +77,10 @@ def _dumps(document: object) -> str:
     return json.dumps(document, separators=(",", ":"), ensure_ascii=False)
 
 
-def widget_files(env: Environment, registry: Mapping[str, Calculator]) -> dict[str, str]:
-    """{site path: content} of the files above."""
+def widget_files(env: Environment, registry: Mapping[str, Calculator],
+                 lang: str = i18n.SOURCE_LANGUAGE) -> dict[str, str]:
+    """{site path: content} of the files above, in ``lang`` (``registry`` localised)."""
     return {
-        PRESETS_PATH: _dumps(presets_document(registry)),
-        MORE_INPUTS_PATH: _dumps(more_inputs_document(env, registry)),
+        in_language(PRESETS_PATH, lang): _dumps(presets_document(registry)),
+        in_language(MORE_INPUTS_PATH, lang): _dumps(more_inputs_document(env, registry)),
     }

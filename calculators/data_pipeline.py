@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import hardware
 from calculators.core.calculator import Calculator, Computed
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.sparse.data_loading import TORCHREC_CRITEO_SAMPLES_PER_S, read_bandwidth
 from calculators.inputs.data import BYTES_PER_SAMPLE_PARAM, DATASET_SAMPLES_PARAM, EPOCHS_PARAM
@@ -26,7 +27,7 @@ def samples_per_second(rate: float | None, batch: int, step_time: float | None) 
         return rate
     if step_time is None:
         raise ValidationError("samples_per_second",
-                              "a value is required (or give step_time and batch_size)")
+                              _("a value is required (or give step_time and batch_size)"))
     return batch / step_time
 
 
@@ -40,12 +41,12 @@ def _data_pipeline(inputs: Inputs) -> Computed:
     per_worker = bandwidth / workers
     nic_share = per_worker / inputs.num("nic_bandwidth")
     epoch = dataset / rate
-    notes = [f"At {rate:,.0f} samples/s the whole dataset is read in {epoch / 3600:.3g} h "
-             "per epoch."]
+    notes = [_("At {rate:,.0f} samples/s the whole dataset is read in {hours:.3g} h per "
+               "epoch.").format(rate=rate, hours=epoch / 3600)]
     warnings: list[str] = []
     if nic_share > 0.1:
-        warnings.append(f"Loading data takes {nic_share:.0%} of each worker's NIC, traffic "
-                        "that competes with the alltoall and allreduce.")
+        warnings.append(_("Loading data takes {share:.0%} of each worker's NIC, traffic that "
+                          "competes with the alltoall and allreduce.").format(share=nic_share))
     return Computed(
         values={
             "samples_per_second": rate,

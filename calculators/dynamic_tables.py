@@ -8,6 +8,7 @@ import math
 
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.sparse.embeddings import shard_bytes
 from calculators.formulas.sparse.hash_tables import (
@@ -46,37 +47,38 @@ def _components(inputs: Inputs, table: HashTable) -> Table:
     fmt = units.format_value
     total = table.total_bytes
     if inputs.text("hashing") == "fixed":
-        parts = [("rows holding live IDs", table.row_payload_bytes),
-                 ("empty rows", table.overhead_bytes)]
+        parts = [(_("rows holding live IDs"), table.row_payload_bytes),
+                 (_("empty rows"), table.overhead_bytes)]
     else:
         live = table.live
         keys = live * inputs.whole("key_bytes")
         meta = live * inputs.whole("metadata_bytes")
         empty = (table.slots - live) * table.slot_bytes
-        parts = [("live rows: weights + optimizer state", table.row_payload_bytes),
-                 ("keys of live rows", keys), ("metadata of live rows", meta),
-                 ("empty slots (key + metadata + row each)", max(0.0, empty))]
+        parts = [(_("live rows: weights + optimizer state"), table.row_payload_bytes),
+                 (_("keys of live rows"), keys), (_("metadata of live rows"), meta),
+                 (_("empty slots (key + metadata + row each)"), max(0.0, empty))]
     rows = tuple((name, fmt(value, "B", "si"), f"{value / total:.1%}")
                  for name, value in parts)
-    return Table(("component", "bytes", "share"),
-                 (*rows, ("total", fmt(total, "B", "si"), "100.0%")),
-                 caption="What the table's memory holds")
+    return Table((_("component"), _("bytes"), _("share")),
+                 (*rows, (_("total"), fmt(total, "B", "si"), "100.0%")),
+                 caption=_("What the table's memory holds"))
 
 
 def _warnings(inputs: Inputs, table: HashTable) -> list[str]:
     warnings: list[str] = []
     if inputs.text("hashing") == "fixed":
         if table.collision_share > HIGH_COLLISION_SHARE:
-            warnings.append(
-                f"{table.collision_share:.1%} of live IDs share their row with another ID: "
-                "their embeddings are averaged together by training. More rows, or a "
-                "collisionless table, bring this down.")
+            warnings.append(_(
+                "{share:.1%} of live IDs share their row with another ID: their embeddings "
+                "are averaged together by training. More rows, or a collisionless table, "
+                "bring this down.").format(share=table.collision_share))
     elif inputs.num("load_factor") > HIGH_LOAD_FACTOR:
-        warnings.append(
-            f"A load factor of {inputs.num('load_factor'):.0%} makes probe sequences long "
-            "(open addressing: about 50 probes per miss at 90% with linear probing) and "
-            "inserts fail or evict early (two-choice cuckoo hashing needs under 50%); only "
-            "bucketed tables such as HierarchicalKV's 128-slot buckets run this full.")
+        warnings.append(_(
+            "A load factor of {load:.0%} makes probe sequences long (open addressing: about "
+            "50 probes per miss at 90% with linear probing) and inserts fail or evict early "
+            "(two-choice cuckoo hashing needs under 50%); only bucketed tables such as "
+            "HierarchicalKV's 128-slot buckets run this full.").format(
+            load=inputs.num("load_factor")))
     return warnings
 
 
@@ -108,12 +110,12 @@ def _dynamic_tables(inputs: Inputs) -> Computed:
         },
         warnings=_warnings(inputs, table),
         notes=[
-            "Live rows by Little's law: admitted IDs per day x (days active + expiry "
-            "window), plus the long-lived IDs; a steady state, reached after the first "
-            "active + expiry days.",
-            f"Without eviction the table would hold "
-            f"{units.format_value(unevicted, 'row', 'count')} after "
-            f"{inputs.num('horizon_days'):g} days, and keep growing.",
+            _("Live rows by Little's law: admitted IDs per day x (days active + expiry "
+              "window), plus the long-lived IDs; a steady state, reached after the first "
+              "active + expiry days."),
+            _("Without eviction the table would hold {rows} after {days:g} days, and keep "
+              "growing.").format(rows=units.format_value(unevicted, "row", "count"),
+                                 days=inputs.num("horizon_days")),
         ],
         table=_components(inputs, table),
     )

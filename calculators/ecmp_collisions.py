@@ -6,6 +6,7 @@ from __future__ import annotations
 import math
 
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param
 from calculators.formulas.fabric.flow_collisions import (
     collision_probability,
@@ -27,11 +28,11 @@ def _ecmp(inputs: Inputs) -> Computed:
         p for c, p in zip(dist.caps, dist.probabilities, strict=True) if c > fits
     )
     notes = [
-        "Method: " + ("exact (dynamic program over links)." if dist.exact else
-                      "independent-links approximation P(max <= c) ~ P(Binomial(k, 1/m) "
-                      "<= c)^m: this size is beyond the exact program's budget."),
-        "Ideal spraying or adaptive routing spreads every flow's packets over all links: "
-        f"each flow gets min(demand, m C / k) = {ideal / 1e9:.4g} GB/s.",
+        _("Method: exact (dynamic program over links).") if dist.exact else
+        _("Method: independent-links approximation P(max <= c) ~ P(Binomial(k, 1/m) <= c)^m: "
+          "this size is beyond the exact program's budget."),
+        _("Ideal spraying or adaptive routing spreads every flow's packets over all links: "
+          "each flow gets min(demand, m C / k) = {ideal:.4g} GB/s.").format(ideal=ideal / 1e9),
     ]
     rows = tuple(
         (str(c), f"{p:.4g}", f"{flow_rate(demand, capacity, c) / 1e9:.4g} GB/s")
@@ -50,8 +51,8 @@ def _ecmp(inputs: Inputs) -> Computed:
             "exact": dist.exact,
         },
         notes=notes,
-        table=Table(("flows on busiest link", "probability", "slowest flow gets"), rows,
-                    caption="Distribution of the busiest uplink's flow count"),
+        table=Table((_("flows on busiest link"), _("probability"), _("slowest flow gets")),
+                    rows, caption=_("Distribution of the busiest uplink's flow count")),
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.sparse.embeddings import table_memory
 from calculators.inputs.embeddings import (
@@ -26,10 +27,11 @@ def _embedding_memory(inputs: Inputs) -> Computed:
     total, largest = memory.total_bytes, memory.largest_bytes
     warnings: list[str] = []
     if largest > gpu_usable:
-        warnings.append(
-            f"The largest table ({units.format_value(largest, 'B', 'si')} with its optimizer "
-            f"state) exceeds one GPU's usable {units.format_value(gpu_usable, 'B', 'si')}: "
-            "it must be split by rows or columns (see embedding_sharding).")
+        warnings.append(_(
+            "The largest table ({largest} with its optimizer state) exceeds one GPU's usable "
+            "{usable}: it must be split by rows or columns (see embedding_sharding).").format(
+            largest=units.format_value(largest, "B", "si"),
+            usable=units.format_value(gpu_usable, "B", "si")))
     order = sorted(range(len(tables)), key=lambda i: -(weights[i] + states[i]))
     shown = order[:15]
     rows = tuple(
@@ -37,8 +39,8 @@ def _embedding_memory(inputs: Inputs) -> Computed:
          units.format_value(weights[i], "B", "si"), units.format_value(states[i], "B", "si"),
          f"{(weights[i] + states[i]) / total:.1%}")
         for i in shown)
-    caption = "Tables, largest first" + (
-        f" (the 15 largest of {len(tables)})" if len(tables) > 15 else "")
+    caption = (_("Tables, largest first (the 15 largest of {n})").format(n=len(tables))
+               if len(tables) > 15 else _("Tables, largest first"))
     return Computed(
         values={
             "num_tables": len(tables),
@@ -52,9 +54,10 @@ def _embedding_memory(inputs: Inputs) -> Computed:
             "min_ps_hosts": memory.min_ps_hosts,
         },
         warnings=warnings,
-        notes=[f"{units.format_value(total, 'B', 'si')} is "
-               f"{units.format_value(total, 'B', 'iec')}: GB = 1e9 bytes, GiB = 2^30."],
-        table=Table(("table", "rows", "dim", "weights", "optimizer", "share"), rows, caption),
+        notes=[_("{si} is {iec}: GB = 1e9 bytes, GiB = 2^30.").format(
+            si=units.format_value(total, "B", "si"), iec=units.format_value(total, "B", "iec"))],
+        table=Table((_("table"), _("rows"), _("dim"), _("weights"), _("optimizer"), _("share")),
+                    rows, caption),
     )
 
 

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from calculators.core import charts, units
 from calculators.core.calculator import Calculator, Computed, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.sparse.sharding import COMM_BYTES, SCHEMES, place, step_comm
 from calculators.inputs.embeddings import (
@@ -34,8 +35,8 @@ def _scheme_row(label: str, loads: list[float], cost: comm.Cost, *,
                 usable: float) -> tuple[str, ...]:
     """One line of the comparison table: fullest GPU, imbalance, fit, traffic, time."""
     fullest, mean = max(loads), math.fsum(loads) / len(loads)
-    return (label, units.format_value(fullest, "B", "si"), f"{fullest / mean:.2f}",
-            "yes" if fullest <= usable else "no",
+    return (_(label), units.format_value(fullest, "B", "si"), f"{fullest / mean:.2f}",
+            _("yes") if fullest <= usable else _("no"),
             units.format_value(cost.bytes_sent_per_rank, "B", "si"),
             units.format_value(cost.time_s, "s", "si"))
 
@@ -44,8 +45,9 @@ def _embedding_sharding(inputs: Inputs) -> Computed:
     tables = tables_from_inputs(inputs)
     ranks, per_node = inputs.whole("num_gpus"), inputs.whole("gpus_per_node")
     if ranks > per_node and ranks % per_node:
-        raise ValidationError("num_gpus", f"{ranks} is not allowed: must be a multiple of "
-                              f"gpus_per_node ({per_node}) when it spans nodes")
+        raise ValidationError("num_gpus", _(
+            "{ranks} is not allowed: must be a multiple of gpus_per_node ({per_node}) when it "
+            "spans nodes").format(ranks=ranks, per_node=per_node))
     per_node = min(per_node, ranks)
     dtype, optimizer = inputs.text("dtype"), inputs.text("optimizer")
     batch, pooling = inputs.whole("batch_size"), inputs.num("pooling_factor")
@@ -54,7 +56,7 @@ def _embedding_sharding(inputs: Inputs) -> Computed:
     shard_dim = inputs.whole("column_shard_dim")
     net = network_from_inputs(inputs)
     results: dict[str, tuple[list[float], comm.Cost]] = {}
-    for scheme, _ in SCHEMES:
+    for scheme, _label in SCHEMES:
         loads, widths = place(tables, scheme, ranks, dtype=dtype, optimizer=optimizer,
                               per_node=per_node, shard_dim=shard_dim)
         cost = step_comm(scheme, widths, ranks, batch=batch, features=len(tables),
@@ -67,16 +69,18 @@ def _embedding_sharding(inputs: Inputs) -> Computed:
                  for scheme, label in SCHEMES)
     warnings: list[str] = []
     if max(loads) > usable:
-        warnings.append(f"The fullest GPU needs {units.format_value(max(loads), 'B', 'si')}, "
-                        f"more than the usable {units.format_value(usable, 'B', 'si')}.")
+        warnings.append(_("The fullest GPU needs {need}, more than the usable {usable}.").format(
+            need=units.format_value(max(loads), "B", "si"),
+            usable=units.format_value(usable, "B", "si")))
     order = sorted(range(ranks), key=lambda g: -loads[g])
     step = max(1, math.ceil(ranks / MAX_CHART_BARS))
     picked = order[::step]
-    bars = [(f"{g}", [("weights + optimizer state", loads[g] / 1e9)]) for g in picked]
+    bars = [(f"{g}", [(_("weights + optimizer state"), loads[g] / 1e9)]) for g in picked]
+    title = (_("GB per GPU, {scheme}, fullest first (every {step}th GPU)") if step > 1 else
+             _("GB per GPU, {scheme}, fullest first"))
     chart = charts.stacked_bar_chart(
-        f"GB per GPU, {chosen.replace('_', '-')}, fullest first" + (
-            f" (every {step}th GPU)" if step > 1 else ""),
-        bars, "GB per GPU (1 GB = 1e9 B)", limit=usable / 1e9, limit_label="usable memory")
+        title.format(scheme=_(dict(SCHEMES)[chosen]), step=step), bars,
+        _("GB per GPU (1 GB = 1e9 B)"), limit=usable / 1e9, limit_label=_("usable memory"))
     return Computed(
         values={
             "total_bytes": math.fsum(loads),
@@ -88,10 +92,11 @@ def _embedding_sharding(inputs: Inputs) -> Computed:
             "comm_time_s": cost.time_s,
         },
         warnings=warnings,
-        notes=["Communication per step: ID distribution plus forward and backward of the "
-               "pooled embeddings, for the busiest GPU, no overlap with compute."],
-        table=Table(("scheme", "fullest GPU", "max/mean", "fits", "sent per GPU per step",
-                     "comm time per step"), rows, "All four schemes for these tables"),
+        notes=[_("Communication per step: ID distribution plus forward and backward of the "
+                 "pooled embeddings, for the busiest GPU, no overlap with compute.")],
+        table=Table((_("scheme"), _("fullest GPU"), _("max/mean"), _("fits"),
+                     _("sent per GPU per step"), _("comm time per step")), rows,
+                    _("All four schemes for these tables")),
         chart=chart,
     )
 

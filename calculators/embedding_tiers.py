@@ -10,6 +10,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.host_links import host_side
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import N_, _
 from calculators.core.spec import Output
 from calculators.formulas.model.model_states import device_capacity_bytes
 from calculators.formulas.sparse.embeddings import shard_bytes
@@ -20,13 +21,20 @@ from calculators.inputs.tiers import cluster_params, workload_params
 
 #: What to change when a tier cannot keep up, by tier name.
 _REMEDY = {
-    "HBM": "more GPUs, or fewer or narrower rows per sample",
-    "host-GPU link (one direction)": "a larger HBM cache share or more GPUs, so fewer "
-                                     "rows cross the link, or fp16 rows",
-    "host DRAM": "a larger HBM cache share, or hosts with more memory channels",
-    "SSD": "more host DRAM (so fewer lookups reach the drives), more drives per node, "
-           "or rows that fit fewer 4 KiB pages",
+    "HBM": N_("more GPUs, or fewer or narrower rows per sample"),
+    "host-GPU link (one direction)": N_("a larger HBM cache share or more GPUs, so fewer "
+                                        "rows cross the link, or fp16 rows"),
+    "host DRAM": N_("a larger HBM cache share, or hosts with more memory channels"),
+    "SSD": N_("more host DRAM (so fewer lookups reach the drives), more drives per node, "
+              "or rows that fit fewer 4 KiB pages"),
 }
+#: Tier names that are the same in every language (the others are marked in tiers.py).
+_NAMES_AS_THEY_ARE = ("HBM", "SSD")
+
+
+def _tier(name: str) -> str:
+    """A tier's name as shown to the reader."""
+    return name if name in _NAMES_AS_THEY_ARE else _(name)
 
 
 def _storage(inputs: Inputs, row: float) -> Storage:
@@ -57,29 +65,31 @@ def _tier_table(plan: TierPlan, row: float) -> Table:
     def line(load: TierLoad) -> tuple[str, ...]:
         held = "-" if load.name.startswith("host-GPU") else fmt(load.rows * row, "B", "si")
         rows = "-" if load.name.startswith("host-GPU") else fmt(load.rows, "row", "count")
-        return (load.name, held, rows, f"{load.lookup_share:.2%}",
+        return (_tier(load.name), held, rows, f"{load.lookup_share:.2%}",
                 fmt(load.bytes_per_s, "B/s", "si"), fmt(load.bandwidth, "B/s", "si"),
                 f"{load.utilisation:.1%}")
 
-    return Table(("tier", "holds", "rows", "share of lookups", "bytes/s needed",
-                  "bandwidth available", "utilisation"),
+    return Table((_("tier"), _("holds"), _("rows"), _("share of lookups"), _("bytes/s needed"),
+                  _("bandwidth available"), _("utilisation")),
                  tuple(line(load) for load in plan.loads),
-                 caption="All GPUs and nodes together. HBM and host DRAM count reads and "
-                         "write-backs; the link one direction; the SSD's bandwidth is "
-                         "what its drives give this mix of random reads and log writes.")
+                 caption=_("All GPUs and nodes together. HBM and host DRAM count reads and "
+                           "write-backs; the link one direction; the SSD's bandwidth is what "
+                           "its drives give this mix of random reads and log writes."))
 
 
 def _warnings(plan: TierPlan, rows: float, held: float, row: float) -> list[str]:
     fmt = units.format_value
     warnings = [
-        f"{load.name} is {load.utilisation:.0%} utilised: the storage does not keep up "
-        f"with this workload. Remedies: {_REMEDY[load.name]}."
+        _("{tier} is {use:.0%} utilised: the storage does not keep up with this workload. "
+          "Remedies: {remedy}.").format(tier=_tier(load.name), use=load.utilisation,
+                                        remedy=_(_REMEDY[load.name]))
         for load in plan.loads if load.utilisation > 1.0]
     if held < rows:
-        warnings.append(
-            f"The table ({fmt(rows, 'row', 'count')}, {fmt(rows * row, 'B', 'si')}) does "
-            f"not fit in all tiers together ({fmt(held, 'row', 'count')}): add drives or "
-            "DRAM, or evict sooner (dynamic_tables).")
+        warnings.append(_(
+            "The table ({rows}, {size}) does not fit in all tiers together ({held}): add "
+            "drives or DRAM, or evict sooner (dynamic_tables).").format(
+            rows=fmt(rows, "row", "count"), size=fmt(rows * row, "B", "si"),
+            held=fmt(held, "row", "count")))
     return warnings
 
 
@@ -110,7 +120,7 @@ def _embedding_tiers(inputs: Inputs) -> Computed:
             "link_utilisation": link.utilisation,
             "dram_utilisation": dram.utilisation,
             "ssd_utilisation": ssd.utilisation,
-            "binding_tier": binding.name,
+            "binding_tier": _tier(binding.name),
             "binding_utilisation": binding.utilisation,
             "sustainable_samples_per_s_per_gpu": samples * plan.headroom,
             "keeps_up": binding.utilisation <= 1.0,
@@ -118,13 +128,13 @@ def _embedding_tiers(inputs: Inputs) -> Computed:
         },
         warnings=_warnings(plan, rows, held, row),
         notes=[
-            "Tiers as nested caches of the most popular rows: exact for LFU under "
-            "independent lookups; for LRU the HBM and DRAM tiers are taken as one LRU "
-            "cache of their joint size (Che's approximation), an approximation.",
-            "Not modelled: the HBM cache is spread over the GPUs, so most hits are on "
-            "another GPU's shard and cross NVLink or the network (see sparse_training); "
-            "queueing delays; prefetching of the next batch's rows, which hides latency "
-            "but not bandwidth.",
+            _("Tiers as nested caches of the most popular rows: exact for LFU under "
+              "independent lookups; for LRU the HBM and DRAM tiers are taken as one LRU "
+              "cache of their joint size (Che's approximation), an approximation."),
+            _("Not modelled: the HBM cache is spread over the GPUs, so most hits are on "
+              "another GPU's shard and cross NVLink or the network (see sparse_training); "
+              "queueing delays; prefetching of the next batch's rows, which hides latency "
+              "but not bandwidth."),
         ],
         table=_tier_table(plan, row),
     )

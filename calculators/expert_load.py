@@ -7,6 +7,7 @@ alltoall's tail every sender converges on it: an incast, run through the fluid q
 from __future__ import annotations
 
 from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.fabric.queueing import incast_run
 from calculators.formulas.moe.eplb import busiest_gpu_factor
@@ -23,14 +24,17 @@ def _expert_load(inputs: Inputs) -> Computed:
     experts, k, ep = (inputs.whole(n) for n in ("routed_experts", "experts_per_token", "ep"))
     node, tokens = inputs.whole("gpus_per_node"), inputs.num("tokens_per_gpu")
     if k > experts:
-        raise ValidationError("experts_per_token", f"{k} experts per token is more than the "
-                                                   f"{experts} routed experts")
+        raise ValidationError("experts_per_token", _(
+            "{k} experts per token is more than the {experts} routed experts").format(
+            k=k, experts=experts))
     if experts % ep:
-        raise ValidationError("ep", f"expert parallel size {ep} must divide the {experts} "
-                                    "routed experts")
+        raise ValidationError("ep", _(
+            "expert parallel size {ep} must divide the {experts} routed experts").format(
+            ep=ep, experts=experts))
     if ep > node and ep % node:
-        raise ValidationError("ep", f"an EP group of {ep} GPUs spanning nodes must fill "
-                                    f"whole nodes of {node}")
+        raise ValidationError("ep", _(
+            "an EP group of {ep} GPUs spanning nodes must fill whole nodes of {node}").format(
+            ep=ep, node=node))
     group_tokens = tokens * ep
     mean_load = group_tokens * k / experts
     cv = inputs.opt("load_cv")
@@ -48,14 +52,14 @@ def _expert_load(inputs: Inputs) -> Computed:
     if factor is None:
         capacity, dropped, carried = None, 0.0, hot
         excess = (hot - 1.0) * mean_network
-        notes.append("Dropless: every token is kept; the busiest GPU receives "
-                     f"{hot:.3g}x the mean, and the alltoall waits for it.")
+        notes.append(_("Dropless: every token is kept; the busiest GPU receives {hot:.3g}x "
+                       "the mean, and the alltoall waits for it.").format(hot=hot))
     else:
         capacity = expert_capacity_tokens(group_tokens, experts, factor, k)
         dropped, carried, excess = expected_dropped_fraction(factor, cv), factor, 0.0
-        notes.append(f"Capacity {factor:g}x the mean: buffers are padded to it (GShard, "
-                     "Switch), so every GPU receives the same bytes; the overflow is dropped "
-                     "and rides the residual connection.")
+        notes.append(_("Capacity {factor:g}x the mean: buffers are padded to it (GShard, "
+                       "Switch), so every GPU receives the same bytes; the overflow is dropped "
+                       "and rides the residual connection.").format(factor=factor))
     balanced = mean_network / bandwidth if senders else None
     dispatch = carried * mean_network / bandwidth if senders else None
     run = None
@@ -65,8 +69,8 @@ def _expert_load(inputs: Inputs) -> Computed:
         run = incast_run(senders, excess / senders, bandwidth, drain=bandwidth,
                          buffer_bytes=inputs.num("switch_buffer_bytes"), mode="pfc")
     if not senders:
-        notes.append("The EP group fits in one node: its alltoall stays on NVLink and no "
-                     "switch port sees it.")
+        notes.append(_("The EP group fits in one node: its alltoall stays on NVLink and no "
+                       "switch port sees it."))
     return Computed(
         values={
             "mean_load_tokens": mean_load,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, ValidationError
 from calculators.formulas.fabric import clos
 from calculators.formulas.fabric import patterns as fabric_patterns
@@ -29,12 +30,19 @@ CHART_RATIOS = (1.0, 1.5, 2.0, 3.0, 4.0, 5.0, 6.0, 8.0)
 
 def _size(inputs: Inputs, leaf_ratio: float) -> fabric.FabricPlan:
     """size_fabric on the inputs; its ValueErrors become errors naming an input."""
-    _, radix, port = fabric_inputs.switch_of(inputs)
+    radix, port = fabric_inputs.switch_of(inputs)[1:]
     for name in ("leaf_oversubscription", "spine_oversubscription"):
         if inputs.num(name) > radix - 1:
-            raise ValidationError(name, f"{inputs.num(name):g} is not allowed: with "
-                                  f"{radix} ports a switch keeps at least one uplink, so "
-                                  f"the down:up ratio is at most {radix - 1}")
+            raise ValidationError(name, _(
+                "{ratio:g} is not allowed: with {radix} ports a switch keeps at least one "
+                "uplink, so the down:up ratio is at most {most}").format(
+                ratio=inputs.num(name), radix=radix, most=radix - 1))
+    # The planes first, so that the error names the input without reading its words.
+    try:
+        fabric.plane_count(inputs.text("topology"), _node_ports(inputs, port), _planes(inputs))
+    except ValueError as err:
+        raise ValidationError("planes", _("{value} is not allowed: {reason}").format(
+            value=inputs["planes"], reason=err)) from None
     try:
         return fabric.size_fabric(
             num_gpus=inputs.whole("num_gpus"), gpus_per_node=inputs.whole("gpus_per_node"),
@@ -47,9 +55,11 @@ def _size(inputs: Inputs, leaf_ratio: float) -> fabric.FabricPlan:
             watts_per_transceiver=inputs.opt("watts_per_transceiver"),
             watts_per_switch=inputs.opt("watts_per_switch"))
     except ValueError as err:
-        name = ("topology" if "choose fat_tree" in str(err)
-                else "planes" if str(err).startswith("planes") else "num_gpus")
-        raise ValidationError(name, f"{inputs[name]} is not allowed: {err}") from None
+        # Only leaf_spine's refusal of a third tier names fat_tree (a choice value, which
+        # stays as it is in every language).
+        name = "topology" if "fat_tree" in str(err) else "num_gpus"
+        raise ValidationError(name, _("{value} is not allowed: {reason}").format(
+            value=inputs[name], reason=err)) from None
 
 
 def _planes(inputs: Inputs) -> int | None:
@@ -57,21 +67,24 @@ def _planes(inputs: Inputs) -> int | None:
     return None if planes is None else int(planes)
 
 
-def _rails(inputs: Inputs) -> tuple[int, int]:
-    """(NIC ports per node, of which on one plane): a NIC faster than a switch port
-    takes ceil(nic/port) ports, divided evenly among the planes."""
-    _, _, port = fabric_inputs.switch_of(inputs)
+def _node_ports(inputs: Inputs, port: float) -> int:
+    """NIC ports per node: a NIC faster than a switch port takes ceil(nic/port) ports."""
     per_nic = math.ceil(inputs.num("nic_port_bandwidth") / port - 1e-9)
-    rails = inputs.whole("nics_per_node") * per_nic
+    return inputs.whole("nics_per_node") * per_nic
+
+
+def _rails(inputs: Inputs) -> tuple[int, int]:
+    """(NIC ports per node, of which on one plane), divided evenly among the planes."""
+    rails = _node_ports(inputs, fabric_inputs.switch_of(inputs)[2])
     return rails, rails // fabric.plane_count(inputs.text("topology"), rails, _planes(inputs))
 
 
 def _patterns(inputs: Inputs, plan: fabric.FabricPlan) -> fabric_patterns.PatternBandwidths:
-    _, per_plane = _rails(inputs)
+    per_plane = _rails(inputs)[1]
     nic = fabric_patterns.nic_bytes_per_s_per_gpu(
         inputs.whole("nics_per_node"), inputs.num("nic_port_bandwidth"),
         inputs.whole("gpus_per_node"))
-    _, _, port = fabric_inputs.switch_of(inputs)
+    port = fabric_inputs.switch_of(inputs)[2]
     senders = inputs.opt("incast_senders")
     return fabric_patterns.pattern_bandwidths(
         plan, num_gpus=inputs.whole("num_gpus"), gpus_per_node=inputs.whole("gpus_per_node"),
@@ -86,7 +99,7 @@ def _patterns(inputs: Inputs, plan: fabric.FabricPlan) -> fabric_patterns.Patter
 def _chart(inputs: Inputs) -> str:
     series: dict[str, list[tuple[float, float]]] = {"alltoall": [], "ring allreduce": [],
                                                     "PS incast": []}
-    _, radix, _ = fabric_inputs.switch_of(inputs)
+    radix = fabric_inputs.switch_of(inputs)[1]
     for ratio in CHART_RATIOS:
         if ratio > radix - 1:
             continue
@@ -97,31 +110,35 @@ def _chart(inputs: Inputs) -> str:
         for name, value in (("alltoall", bw.alltoall), ("ring allreduce", bw.allreduce),
                             ("PS incast", bw.incast)):
             series[name].append((ratio, value / 1e9))
+    labels = {"alltoall": _("alltoall (GB/s)"), "ring allreduce": _("ring allreduce (GB/s)"),
+              "PS incast": _("PS incast (GB/s)")}
     return charts.line_chart(
-        "Per-GPU bandwidth each pattern sees against the leaf's down:up ratio",
-        [charts.Series(f"{name} (GB/s)", tuple(points)) for name, points in series.items()],
-        "leaf oversubscription (down:up)", "GB/s per GPU, per direction",
-        markers=(charts.Marker(inputs.num("leaf_oversubscription"), "this design"),))
+        _("Per-GPU bandwidth each pattern sees against the leaf's down:up ratio"),
+        [charts.Series(labels[name], tuple(points)) for name, points in series.items()],
+        _("leaf oversubscription (down:up)"), _("GB/s per GPU, per direction"),
+        markers=(charts.Marker(inputs.num("leaf_oversubscription"), _("this design")),))
 
 
 def _table(plan: fabric.FabricPlan) -> Table:
-    rows = [("NIC ports", f"{plan.endpoints:,}", "", "", f"{plan.host_links:,} to leaves")]
+    rows = [(_("NIC ports"), f"{plan.endpoints:,}", "", "",
+             _("{links:,} to leaves").format(links=plan.host_links))]
     for tier in plan.tiers:
         ratio = tier.oversubscription
-        rows.append((tier.name, f"{tier.switches:,}", f"{tier.down_ports} / {tier.up_ports}",
-                     "top" if ratio is None else f"{ratio:.3g}:1",
+        rows.append((_(tier.name), f"{tier.switches:,}", f"{tier.down_ports} / {tier.up_ports}",
+                     _("top") if ratio is None else f"{ratio:.3g}:1",
                      f"{tier.links_up:,}" if tier.links_up else ""))
-    caption = "Switches per tier, all planes" if plan.planes > 1 else "Switches per tier"
-    return Table(("tier", "switches", "ports down / up", "down:up", "links to the next tier"),
-                 tuple(rows), caption=caption)
+    caption = _("Switches per tier, all planes") if plan.planes > 1 else _("Switches per tier")
+    return Table((_("tier"), _("switches"), _("ports down / up"), _("down:up"),
+                  _("links to the next tier")), tuple(rows), caption=caption)
 
 
 def _fabric_sizing(inputs: Inputs) -> Computed:
     num_gpus, per_node = inputs.whole("num_gpus"), inputs.whole("gpus_per_node")
     senders = inputs.opt("incast_senders")
     if senders is not None and senders > num_gpus:
-        raise ValidationError("incast_senders", f"{int(senders)} is not allowed: at most "
-                              f"the {num_gpus} GPUs of the cluster can push at once")
+        raise ValidationError("incast_senders", _(
+            "{senders} is not allowed: at most the {gpus} GPUs of the cluster can push at "
+            "once").format(senders=int(senders), gpus=num_gpus))
     plan = _size(inputs, inputs.num("leaf_oversubscription"))
     bw = _patterns(inputs, plan)
     rails, per_plane = _rails(inputs)
@@ -141,28 +158,33 @@ def _fabric_sizing(inputs: Inputs) -> Computed:
     if plan.power_watts is not None and gpu.power_watts is not None:
         share = plan.power_watts / (plan.power_watts + num_gpus * gpu.power_watts)
     spine = tiers.get("spine")
+    shape = (_("{planes} plane(s), {tiers} tier(s) of {radix}-port switches; {rails} NIC "
+               "port(s) per node. An alltoall stays under one leaf for {leaf:,} GPUs and under "
+               "one pod for {pod:,}; beyond that it pays each tier's down:up ratio, a ring "
+               "allreduce does not.") if bw.pod_gpus else
+             _("{planes} plane(s), {tiers} tier(s) of {radix}-port switches; {rails} NIC "
+               "port(s) per node. An alltoall stays under one leaf for {leaf:,} GPUs; beyond "
+               "that it pays each tier's down:up ratio, a ring allreduce does not."))
     notes = [
         _switch_note(switch, radix, port),
-        f"{plan.planes} plane(s), {len(plan.tiers)} tier(s) of {radix}"
-        f"-port switches; {rails} NIC port(s) per node. An alltoall stays under one leaf "
-        f"for {bw.leaf_gpus:,} GPUs"
-        + (f" and under one pod for {bw.pod_gpus:,}" if bw.pod_gpus else "")
-        + "; beyond that it pays each tier's down:up ratio, a ring allreduce does not.",
-        "First order: perfect load balance on the links each pattern may use (see "
-        "ecmp_collisions for hashing), no congestion control or queues (see incast), "
-        "no latency terms in the times (see collective_time).",
+        shape.format(planes=plan.planes, tiers=len(plan.tiers), radix=radix, rails=rails,
+                     leaf=bw.leaf_gpus, pod=bw.pod_gpus),
+        _("First order: perfect load balance on the links each pattern may use (see "
+          "ecmp_collisions for hashing), no congestion control or queues (see incast), "
+          "no latency terms in the times (see collective_time)."),
     ]
     warnings: list[str] = []
     if plan.power_watts is not None and inputs.opt("watts_per_switch") is None:
-        notes.append("Fabric power counts the optics only: give watts_per_switch (the "
-                     "switch's datasheet figure without optics) to add the switches.")
+        notes.append(_("Fabric power counts the optics only: give watts_per_switch (the "
+                       "switch's datasheet figure without optics) to add the switches."))
     if inputs.num("spine_oversubscription") != 1 and "core" not in tiers:
-        warnings.append("The spine oversubscription applies to a third tier only; this "
-                        "fabric has none, so it is ignored.")
+        warnings.append(_("The spine oversubscription applies to a third tier only; this "
+                          "fabric has none, so it is ignored."))
     if inputs.whole("nics_per_node") < per_node:
-        warnings.append(f"{per_node} GPUs share {inputs.whole('nics_per_node')} NIC(s): "
-                        "each GPU gets a share of a NIC, and alltoall traffic from "
-                        "GPUs without their own NIC crosses PCIe or NVLink first.")
+        warnings.append(_("{gpus} GPUs share {nics} NIC(s): each GPU gets a share of a NIC, "
+                          "and alltoall traffic from GPUs without their own NIC crosses PCIe "
+                          "or NVLink first.").format(gpus=per_node,
+                                                     nics=inputs.whole("nics_per_node")))
     return Computed(
         values={
             "switches": plan.switches,
@@ -195,10 +217,13 @@ def _fabric_sizing(inputs: Inputs) -> Computed:
 def _switch_note(switch: Switch, radix: int, port: float) -> str:
     """Which switch the fabric is built from: the catalogue's, or its overrides."""
     if (radix, port) != (switch.radix, switch.port_bytes_per_s):
-        return (f"Switches of {radix} ports at {port * 8 / 1e9:g} Gb/s "
-                f"({radix * port * 8 / 1e12:g} Tb/s), given instead of the {switch.name}.")
-    announced = " Announced, not yet shipping: its figures are the announcement's."
-    return f"Switches: {switch.name}." + (announced if switch.announced else "")
+        return _("Switches of {radix} ports at {port:g} Gb/s ({total:g} Tb/s), given instead "
+                 "of the {switch}.").format(radix=radix, port=port * 8 / 1e9,
+                                            total=radix * port * 8 / 1e12, switch=switch.name)
+    if switch.announced:
+        return _("Switches: {switch}. Announced, not yet shipping: its figures are the "
+                 "announcement's.").format(switch=switch.name)
+    return _("Switches: {switch}.").format(switch=switch.name)
 
 
 FABRIC_SIZING = Calculator(

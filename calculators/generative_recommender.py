@@ -9,6 +9,7 @@ import math
 from calculators.catalogues import hardware
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.model.model_states import device_capacity_bytes
 from calculators.formulas.sparse.embeddings import DTYPE_BYTES
@@ -47,8 +48,10 @@ def _job(inputs: Inputs) -> GenerativeJob:
 
 
 def _layout(step: StepTime) -> str:
-    micro = f", {step.micro_batches} micro-batches" if step.micro_batches > 1 else ""
-    return f"TP {step.tp:,} x DP {step.gpus // step.tp:,} = {step.gpus:,} GPUs{micro}"
+    said = (_("TP {tp:,} x DP {dp:,} = {gpus:,} GPUs, {micro} micro-batches")
+            if step.micro_batches > 1 else _("TP {tp:,} x DP {dp:,} = {gpus:,} GPUs"))
+    return said.format(tp=step.tp, dp=step.gpus // step.tp, gpus=step.gpus,
+                       micro=step.micro_batches)
 
 
 def _comparison(inputs: Inputs, job: GenerativeJob) -> Table:
@@ -69,17 +72,17 @@ def _comparison(inputs: Inputs, job: GenerativeJob) -> Table:
         return units.format_value(v, "B", "si")
 
     body = (
-        ("Training FLOPs per sample", flops(gr_flops), flops(dlrm)),
-        ("Embedding rows read per sample", f"{rows:,.0f}", f"{rows:,.0f}"),
-        ("Embedding bytes read per sample", size(read), size(read)),
-        ("Alltoall bytes per sample, each way", size(gr_wire), size(dlrm_wire)),
-        ("FLOPs per embedding byte read", f"{gr_flops / read:,.1f}",
+        (_("Training FLOPs per sample"), flops(gr_flops), flops(dlrm)),
+        (_("Embedding rows read per sample"), f"{rows:,.0f}", f"{rows:,.0f}"),
+        (_("Embedding bytes read per sample"), size(read), size(read)),
+        (_("Alltoall bytes per sample, each way"), size(gr_wire), size(dlrm_wire)),
+        (_("FLOPs per embedding byte read"), f"{gr_flops / read:,.1f}",
          f"{dlrm / read:,.3f}"),
-        ("Activations kept per sample",
-         size(counts.tokens * job.model.activation_bytes_per_token()), "small"),
+        (_("Activations kept per sample"),
+         size(counts.tokens * job.model.activation_bytes_per_token()), _("small")),
     )
-    return Table(("", "Generative recommender", "DLRM, same tables"), body,
-                 "The same tables, two models: the DLRM pools the history before the wire")
+    return Table(("", _("Generative recommender"), _("DLRM, same tables")), body,
+                 _("The same tables, two models: the DLRM pools the history before the wire"))
 
 
 def _generative_recommender(inputs: Inputs) -> Computed:
@@ -92,42 +95,44 @@ def _generative_recommender(inputs: Inputs) -> Computed:
     step = best_step(job, gpus, tp)
     warnings: list[str] = []
     notes: list[str] = [
-        "Step times use the guide's speed model (GEMM, attention and NCCL measurements, "
-        "the Validation page); no public generative-recommender run reports enough of "
-        "its layout to check them, so no error band is claimed."]
+        _("Step times use the guide's speed model (GEMM, attention and NCCL measurements, "
+          "the Validation page); no public generative-recommender run reports enough of "
+          "its layout to check them, so no error band is claimed.")]
     if step is None:
-        plural = "GPU" if gpus == 1 else "GPUs"
-        warnings.append(f"No layout fits {gpus:,} {plural}: {why_none_fits(job, gpus)}.")
+        said = (_("No layout fits {gpus:,} GPU: {why}.") if gpus == 1 else
+                _("No layout fits {gpus:,} GPUs: {why}."))
+        warnings.append(said.format(gpus=gpus, why=why_none_fits(job, gpus)))
     deadline_s = inputs.num("deadline_days") * DAY_S
     sized = smallest_for(job, deadline_s, node=job.gpus_per_node, largest=MAX_GPUS,
                          steps=steps, tp=tp)
     if sized is None:
-        warnings.append(
-            f"No cluster of up to {MAX_GPUS:,} GPUs meets the deadline of "
-            f"{inputs.num('deadline_days'):g} days at a batch of {job.global_batch:,}: "
-            "a larger batch spreads over more GPUs.")
+        warnings.append(_(
+            "No cluster of up to {most:,} GPUs meets the deadline of {days:g} days at a batch "
+            "of {batch:,}: a larger batch spreads over more GPUs.").format(
+            most=MAX_GPUS, days=inputs.num("deadline_days"), batch=job.global_batch))
     if inputs.whole("candidates") > 0 and inputs.whole("negatives") > 0:
-        notes.append("A ranking model (with candidates) scores its candidates, not "
-                     "sampled negatives: the negatives input is not used.")
+        notes.append(_("A ranking model (with candidates) scores its candidates, not "
+                       "sampled negatives: the negatives input is not used."))
     days = step.seconds * steps / DAY_S if step else None
     room = job.memory_bytes - model.params * DENSE_STATE_BYTES
     hold = math.ceil(job.table_bytes / room) if room > 0 else None
     lookups = counts.lookups(job.lookups_per_token)
     if job.cache_bytes is not None and step is not None:
         rate = job.global_batch / step.seconds / gpus
-        notes.append(
-            f"The tables live below HBM: each GPU caches "
-            f"{units.format_value(job.cache_bytes, 'B', 'si')} of hot rows and looks up "
-            f"{rate * lookups:,.3g} rows a second ({rate:,.0f} samples of "
-            f"{lookups:,.0f} lookups). Whether host memory and the SSDs serve the misses "
-            "is embedding_tiers' question; its step time is not added here.")
+        notes.append(_(
+            "The tables live below HBM: each GPU caches {cache} of hot rows and looks up "
+            "{rows:,.3g} rows a second ({rate:,.0f} samples of {lookups:,.0f} lookups). "
+            "Whether host memory and the SSDs serve the misses is embedding_tiers' question; "
+            "its step time is not added here.").format(
+            cache=units.format_value(job.cache_bytes, "B", "si"), rows=rate * lookups,
+            rate=rate, lookups=lookups))
     elif sized is not None and hold is not None and sized.gpus <= 2 * hold and (
             sized.seconds * steps < 0.75 * deadline_s):
-        notes.append(
-            f"The tables set the cluster's size here, not the deadline: {hold:,} GPUs are "
-            "the fewest whose memory holds them beside the dense states, and the cluster "
-            "found finishes well before the deadline. Tables in host memory or on SSD "
-            "(embedding_tiers) would let fewer GPUs train it.")
+        notes.append(_(
+            "The tables set the cluster's size here, not the deadline: {hold:,} GPUs are the "
+            "fewest whose memory holds them beside the dense states, and the cluster found "
+            "finishes well before the deadline. Tables in host memory or on SSD "
+            "(embedding_tiers) would let fewer GPUs train it.").format(hold=hold))
     return Computed(
         values={
             "dense_params": float(model.params),
@@ -138,7 +143,7 @@ def _generative_recommender(inputs: Inputs) -> Computed:
             "training_flops": samples * counts.training_flops,
             "dlrm_flops_ratio": counts.training_flops / max(
                 dlrm_flops_per_sample(inputs.num("dlrm_dense_params")), 1.0),
-            "layout": _layout(step) if step else "none fits",
+            "layout": _layout(step) if step else _("none fits"),
             "step_time": step.seconds if step else None,
             "mfu": step.mfu(peak) if step else None,
             "samples_per_second": job.global_batch / step.seconds if step else None,

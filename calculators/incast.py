@@ -30,6 +30,7 @@ from __future__ import annotations
 
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import N_, _
 from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.fabric.loss_recovery import NCCL_IB_TIMEOUT_DEFAULT, ib_ack_timeout_s
 from calculators.formulas.fabric.queueing import QueueRun, dcqcn_schedule, incast_run
@@ -91,8 +92,9 @@ def _incast(inputs: Inputs) -> Computed:
     if mode == "dcqcn" and threshold >= buffer:
         raise ValidationError(
             "ecn_threshold_bytes",
-            f"{threshold:g} B is not allowed with dcqcn: it must be below "
-            f"switch_buffer_bytes ({buffer:g} B), so that ECN marks before the buffer is full",
+            _("{threshold:g} B is not allowed with dcqcn: it must be below switch_buffer_bytes "
+              "({buffer:g} B), so that ECN marks before the buffer is full").format(
+                threshold=threshold, buffer=buffer),
         )
     rounds = n if pattern == "alltoall_synchronised" else 1
     per_port_rate = sender if pattern != "alltoall_paced" else sender / n
@@ -112,14 +114,14 @@ def _incast(inputs: Inputs) -> Computed:
                                    inputs.num("feedback_delay"), inputs.num("cnp_interval"))
         burst_s = size / per_port_rate  # each sender's bytes at its line rate
         if len(first_cut) > 1 and burst_s <= first_cut[1][0]:
-            notes.append(
-                f"At line rate the burst takes {burst_s * 1e6:.3g} µs, "
-                f"less than the {first_cut[1][0] * 1e6:.3g} µs before DCQCN's first rate "
-                "cut: congestion control cannot react in time; only the buffer and PFC "
-                "absorb it.")
-    notes.append("First-order fluid model: no packets, no PFC headroom or cable delay, no "
-                 "DCQCN rate recovery, no competing traffic (see the chapter).")
-    labelled = [(f"none, {ROW_LABELS[r]}", lossy[r]) for r in RECOVERIES]
+            notes.append(_(
+                "At line rate the burst takes {burst:.3g} µs, less than the {cut:.3g} µs "
+                "before DCQCN's first rate cut: congestion control cannot react in time; "
+                "only the buffer and PFC absorb it.").format(
+                burst=burst_s * 1e6, cut=first_cut[1][0] * 1e6))
+    notes.append(_("First-order fluid model: no packets, no PFC headroom or cable delay, no "
+                   "DCQCN rate recovery, no competing traffic (see the chapter)."))
+    labelled = [(f"none, {_(ROW_LABELS[r])}", lossy[r]) for r in RECOVERIES]
     labelled += [(m, runs[m]) for m in MODES if m != "none"]
     rows = tuple(
         (label, units.format_value(c, "s", "si"), f"{r.peak_queue_bytes / 1e6:.4g} MB",
@@ -144,31 +146,43 @@ def _incast(inputs: Inputs) -> Computed:
             "tail_wait_s": run.tail_wait_s,
         },
         notes=notes,
-        table=Table(("flow control", "completion", "peak queue", "dropped", "sent again",
-                     "pause per sender"), rows,
-                    caption="The same traffic under each flow-control choice and, without "
-                            "flow control, each way of recovering from loss"),
+        table=Table((_("flow control"), _("completion"), _("peak queue"), _("dropped"),
+                     _("sent again"), _("pause per sender")), rows,
+                    caption=_("The same traffic under each flow-control choice and, without "
+                              "flow control, each way of recovering from loss")),
     )
 
 
-ROW_LABELS = {"go_back_n": "go-back-N", "selective_repeat": "selective repeat",
-              "tcp_rto": "TCP RTO"}
+ROW_LABELS = {"go_back_n": N_("go-back-N"), "selective_repeat": N_("selective repeat"),
+              "tcp_rto": N_("TCP RTO")}
 
 
 def _loss_note(inputs: Inputs, run: QueueRun) -> str:
     """What the chosen loss recovery cost, in words."""
     scheme = inputs.text("loss_recovery")
     if scheme == "tcp_rto":
-        return (f"TCP's way: the dropped bytes wait {inputs.num('retransmission_timeout'):g} "
-                "s, then are resent; the timer, not the transfer, sets the time.")
-    tail = (f" A lost tail waited {units.format_value(run.tail_wait_s, 's', 'si')} for "
-            "the RDMA timer." if run.tail_wait_s > 0 else "")
-    what = ("go-back-N resends everything after each gap, so most of what the port "
-            "forwards is discarded" if scheme == "go_back_n" else
-            "selective repeat resends only what was dropped, so the port forwards only "
-            "useful bytes")
-    return (f"RDMA NAKs report drops within a round trip; {what}. Bytes sent again: "
-            f"{units.format_value(run.resent_bytes, 'B', 'si')}.{tail}")
+        return _("TCP's way: the dropped bytes wait {timeout:g} s, then are resent; the "
+                 "timer, not the transfer, sets the time.").format(
+            timeout=inputs.num("retransmission_timeout"))
+    tail = run.tail_wait_s > 0
+    if scheme == "go_back_n":
+        words = (_("RDMA NAKs report drops within a round trip; go-back-N resends everything "
+                   "after each gap, so most of what the port forwards is discarded. Bytes "
+                   "sent again: {resent}. A lost tail waited {wait} for the RDMA timer.")
+                 if tail else
+                 _("RDMA NAKs report drops within a round trip; go-back-N resends everything "
+                   "after each gap, so most of what the port forwards is discarded. Bytes "
+                   "sent again: {resent}."))
+    else:
+        words = (_("RDMA NAKs report drops within a round trip; selective repeat resends "
+                   "only what was dropped, so the port forwards only useful bytes. Bytes "
+                   "sent again: {resent}. A lost tail waited {wait} for the RDMA timer.")
+                 if tail else
+                 _("RDMA NAKs report drops within a round trip; selective repeat resends "
+                   "only what was dropped, so the port forwards only useful bytes. Bytes "
+                   "sent again: {resent}."))
+    return words.format(resent=units.format_value(run.resent_bytes, "B", "si"),
+                        wait=units.format_value(run.tail_wait_s, "s", "si"))
 
 
 INCAST = Calculator(

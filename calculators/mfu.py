@@ -10,6 +10,7 @@ from dataclasses import replace
 from calculators.catalogues import hardware
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.architecture import matmul_params
 from calculators.formulas.model.flops import (
@@ -57,29 +58,30 @@ def _mfu(inputs: Inputs) -> Computed:
     notes = [note] if (note := peak_note(inputs, gpu)) else []
     if rate is None:
         if step_time is None:
-            raise ValidationError("step_time", "give the step time or tokens_per_second")
+            raise ValidationError("step_time", _("give the step time or tokens_per_second"))
         rate = tokens_per_step / step_time
     elif step_time is not None:
-        notes.append("Both step_time and tokens_per_second given: tokens_per_second used.")
+        notes.append(_("Both step_time and tokens_per_second given: tokens_per_second used."))
     count = flop_count(inputs.text("flop_count"))
     model = dense_model_flops_per_token(arch, count, params)
     hardware_flops = model + recompute_flops_per_token(arch, inputs.text("recompute"), count)
     attention = counted_mixing_flops(arch, count)
-    notes.append(
-        f"Model FLOPs per token counted as {count.describe()}. N = "
-        f"{units.format_value(params, 'param', 'count')} "
-        f"({'given' if inputs['params'] is not None else 'the weights a token multiplies'});"
-        f" attention scores are {attention / model:.1%} of the count. The same run "
-        "counted otherwise has another MFU: quote the count with the figure.")
+    said = (_("Model FLOPs per token counted as {count}. N = {n} (given); attention scores "
+              "are {share:.1%} of the count. The same run counted otherwise has another MFU: "
+              "quote the count with the figure.") if inputs["params"] is not None else
+            _("Model FLOPs per token counted as {count}. N = {n} (the weights a token "
+              "multiplies); attention scores are {share:.1%} of the count. The same run "
+              "counted otherwise has another MFU: quote the count with the figure."))
+    notes.append(said.format(count=count.describe(), share=attention / model,
+                             n=units.format_value(params, "param", "count")))
     achieved = model * rate / num_gpus
     mfu = achieved / peak
     hfu = hardware_flops * rate / num_gpus / peak
     warnings = []
     if hfu > 1:
-        warnings.append(
-            f"HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than the "
-            "GPUs' peak; check the step time, batch or GPU count."
-        )
+        warnings.append(_("HFU above 100% ({hfu:.0%}): the inputs claim more FLOP/s than "
+                          "the GPUs' peak; check the step time, batch or GPU count.").format(
+            hfu=hfu))
     return Computed(
         values={
             "flop_params": params,

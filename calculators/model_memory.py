@@ -6,6 +6,7 @@ from __future__ import annotations
 from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.parallel.memory import Breakdown, Strategy, memory_per_gpu, state_bytes
 from calculators.formulas.parallel.sharded_states import gathered_weight_bytes, min_dp_to_fit
@@ -38,20 +39,22 @@ GB = 1e9
 
 def _where(breakdown: Breakdown, pp: int) -> str:
     if pp == 1:
-        return "the only pipeline stage"
+        return _("The peak is on the only pipeline stage.")
     if breakdown.rank == 0:
-        return "the first pipeline stage"
+        return _("The peak is on the first pipeline stage.")
     if breakdown.rank == pp - 1:
-        return "the last pipeline stage"
-    return f"pipeline stage {breakdown.rank + 1}, which holds more layers than the first"
+        return _("The peak is on the last pipeline stage.")
+    return _("The peak is on pipeline stage {stage}, which holds more layers than the "
+             "first.").format(stage=breakdown.rank + 1)
 
 
 def _strategy(inputs: Inputs, zero: int, input_bytes: float = 2.0) -> Strategy:
     tp, cp = inputs.whole("tp"), inputs.whole("cp")
     arch_seq = inputs.whole("seq_len")
     if cp > 1 and arch_seq % (2 * cp):
-        raise ValidationError("cp", f"context parallel size {cp} must split the {arch_seq}-token "
-                              "sequence into 2 x cp equal chunks")
+        raise ValidationError("cp", _("context parallel size {cp} must split the {seq}-token "
+                                      "sequence into 2 x cp equal chunks").format(
+                                          cp=cp, seq=arch_seq))
     schedule = inputs.text("schedule")
     pp = inputs.whole("pp")
     return Strategy(
@@ -75,8 +78,9 @@ def _model_memory(inputs: Inputs) -> Computed:
     tp, pp, dp, cp = strategy.tp, strategy.pp, strategy.dp, strategy.cp
     check_layout(arch, tp, pp, *schedule_layout(strategy.schedule, pp, strategy.virtual_stages))
     if strategy.cp_method == "ulysses" and ((arch.heads // tp) % cp or (arch.kv_heads // tp) % cp):
-        raise ValidationError("cp", f"Ulysses needs the {arch.heads // tp} heads and "
-                              f"{arch.kv_heads // tp} KV heads per TP rank to divide by cp = {cp}")
+        raise ValidationError("cp", _("Ulysses needs the {heads} heads and {kv} KV heads per TP "
+                                      "rank to divide by cp = {cp}").format(
+                                          heads=arch.heads // tp, kv=arch.kv_heads // tp, cp=cp))
     precision = inputs.text("precision")
     per_param = state_bytes(precision, inputs.text("optimizer"), inputs.text("gradients"),
                             recipe.id, narrow_weights=inputs.flag("fp8_weights"))
@@ -95,72 +99,56 @@ def _model_memory(inputs: Inputs) -> Computed:
     if words := host_memory_warning(breakdown.host, gpu.id):
         warnings.append(words)
     if not fits:
-        warnings.append(
-            f"Does not fit: {breakdown.total / GB:,.1f} GB needed against the "
-            f"{usable / GB:,.1f} GB usable of {gpu.name}'s {capacity / GB:,.1f} GB "
-            f"(after the {inputs.num('memory_reserve'):.0%} reserve), short by "
-            f"{(breakdown.total - usable) / GB:,.1f} GB."
-        )
+        warnings.append(_(
+            "Does not fit: {need:,.1f} GB needed against the {usable:,.1f} GB usable of "
+            "{gpu}'s {capacity:,.1f} GB (after the {reserve:.0%} reserve), short by "
+            "{short:,.1f} GB.").format(
+            need=breakdown.total / GB, usable=usable / GB, gpu=gpu.name, capacity=capacity / GB,
+            reserve=inputs.num("memory_reserve"), short=(breakdown.total - usable) / GB))
     gathered = gathered_weight_bytes(arch, tp, per_param, 1 << 62, with_output=pp == 1,
                                      params=params) if zero >= 3 else 0.0
     shard_min = min_dp_to_fit(breakdown, zero, dp * cp, usable, gathered)
     dp_min = None if shard_min is None else -(-shard_min // cp)
     min_gpus = None if dp_min is None else dp_min * tp * pp * cp
     if dp_min is None:
-        notes.append(
-            "No data-parallel size makes this fit at this tp, cp, pp and ZeRO stage: "
-            "what ZeRO does not partition already exceeds the GPU's usable memory."
-        )
-    notes.append(f"The peak is on {_where(breakdown, pp)}. The first stage holds the "
-                 "embedding and the most micro-batches in flight; the last the output layer "
-                 "and its FP32 logits, for one micro-batch at a time.")
+        notes.append(_("No data-parallel size makes this fit at this tp, cp, pp and ZeRO "
+                       "stage: what ZeRO does not partition already exceeds the GPU's usable "
+                       "memory."))
+    notes.append(_("{first} {second}").format(first=_where(breakdown, pp), second=_(
+        "The first stage holds the embedding and the most micro-batches in flight; the last "
+        "the output layer and its FP32 logits, for one micro-batch at a time.")))
     if zero >= 2 and pp > 1:
-        notes.append(
-            "ZeRO-2 and 3 with a pipeline repeat their collectives every micro-batch "
-            "(gradient reduce-scatters; weight gathers for stage 3): the planner "
-            "costs that traffic."
-        )
+        notes.append(_("ZeRO-2 and 3 with a pipeline repeat their collectives every "
+                       "micro-batch (gradient reduce-scatters; weight gathers for stage 3): "
+                       "the planner costs that traffic."))
     if strategy.sequence_parallel and tp == 1:
-        notes.append(
-            "Sequence parallelism needs tensor parallelism (tp > 1) to split "
-            "anything; it has no effect at tp = 1."
-        )
+        notes.append(_("Sequence parallelism needs tensor parallelism (tp > 1) to split "
+                       "anything; it has no effect at tp = 1."))
     if recipe.narrow:
         notes.append(recipe_note(recipe, arch.layers,
                                  narrow_weights=inputs.flag("fp8_weights")))
     if gpu.memory_note and inputs["gpu_memory"] is None:
-        notes.append(gpu.memory_note)
-    notes.append(
+        notes.append(_(gpu.memory_note))
+    notes.append(_(
         "Counted besides the model states and the layers' activations: the embedding's "
         "input, the output layer's input and FP32 logits, and working buffers (a layer "
         "being recomputed, ZeRO-3's gathered weights, context parallelism's K and V). "
         "Not counted: the CUDA context, communication buffers and fragmentation, which "
-        "the reserve stands for."
-    )
+        "the reserve stands for."))
     bars = []
     for stage in range(4):
         b = at(stage)
-        bars.append(
-            (
-                f"ZeRO {stage}" + (" (this)" if stage == zero else ""),
-                [
-                    ("weights", b.weights / GB),
-                    ("gradients", b.gradients / GB),
-                    ("optimizer", b.optimizer / GB),
-                    ("activations", b.activations / GB),
-                    ("embedding + output", b.outer / GB),
-                    ("working", b.working / GB),
-                ],
-            )
-        )
+        bars.append((
+            _("ZeRO {stage} (this)").format(stage=stage) if stage == zero else f"ZeRO {stage}",
+            [(_("weights"), b.weights / GB), (_("gradients"), b.gradients / GB),
+             (_("optimizer"), b.optimizer / GB), (_("activations"), b.activations / GB),
+             (_("embedding + output"), b.outer / GB), (_("working"), b.working / GB)]))
     chart = charts.stacked_bar_chart(
-        f"Memory per GPU at tp={tp}, cp={cp}, pp={pp}, dp={dp}, by ZeRO stage",
-        bars,
-        "GB per GPU",
-        limit=usable / GB,
-        limit_label=f"{gpu.name}: {usable / GB:,.1f} GB usable",
-        legend_right=True,
-    )
+        _("Memory per GPU at tp={tp}, cp={cp}, pp={pp}, dp={dp}, by ZeRO stage").format(
+            tp=tp, cp=cp, pp=pp, dp=dp),
+        bars, _("GB per GPU"), limit=usable / GB,
+        limit_label=_("{gpu}: {usable:,.1f} GB usable").format(gpu=gpu.name, usable=usable / GB),
+        legend_right=True)
     return Computed(
         values={
             "weights_bytes": breakdown.weights,

@@ -4,6 +4,7 @@ Megatron's Eq. 2 for the standard GPT shape (formulas.model.architecture)."""
 from __future__ import annotations
 
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.model.architecture import (
     embedding_params,
@@ -23,29 +24,28 @@ def _model_params(inputs: Inputs) -> Computed:
     eq2 = megatron_params(arch.layers, arch.hidden, arch.vocab, arch.seq_len)
     n = arch.layers
     rows = [
-        ("Attention and linear mixers (all layers)", mixers_params(arch)),
-        ("MLP (all layers)", n * mlp_params(arch)),
-        ("Norms (all layers + final)", (arch.norms_per_layer * n + 1) * norm_params(arch)),
-        ("Token embedding", arch.vocab * arch.hidden),
-        ("Position embedding", arch.seq_len * arch.hidden if arch.learned_positions else 0),
-        ("Output layer (untied)", 0 if arch.tied_embeddings else arch.vocab * arch.hidden),
+        (_("Attention and linear mixers (all layers)"), mixers_params(arch)),
+        (_("MLP (all layers)"), n * mlp_params(arch)),
+        (_("Norms (all layers + final)"), (arch.norms_per_layer * n + 1) * norm_params(arch)),
+        (_("Token embedding"), arch.vocab * arch.hidden),
+        (_("Position embedding"), arch.seq_len * arch.hidden if arch.learned_positions else 0),
+        (_("Output layer (untied)"), 0 if arch.tied_embeddings else arch.vocab * arch.hidden),
     ]
     table = Table(
-        ("Component", "Parameters", "Share"),
+        (_("Component"), _("Parameters"), _("Share")),
         tuple((name, f"{n:,}", f"{n / total:.2%}") for name, n in rows),
-        caption="Where the parameters are",
+        caption=_("Where the parameters are"),
     )
     notes = []
     if arch.is_standard_gpt:
-        notes.append(
-            f"Standard GPT shape: Megatron's Eq. 2 gives {eq2:,.0f}; the count "
-            f"here adds the final LayerNorm ({norm_params(arch):,}) that Eq. 2 omits."
-        )
+        notes.append(_(
+            "Standard GPT shape: Megatron's Eq. 2 gives {eq2:,.0f}; the count here adds "
+            "the final LayerNorm ({norm:,}) that Eq. 2 omits.").format(
+            eq2=eq2, norm=norm_params(arch)))
     else:
-        notes.append(
-            f"Not the standard GPT shape, so Megatron's Eq. 2 ({eq2:.4g}) does not "
-            "apply; the count here is built up matrix by matrix."
-        )
+        notes.append(_(
+            "Not the standard GPT shape, so Megatron's Eq. 2 ({eq2:.4g}) does not apply; "
+            "the count here is built up matrix by matrix.").format(eq2=eq2))
     return Computed(
         values={
             "params": float(total),

@@ -5,6 +5,7 @@ model, matrix by matrix (formulas.moe.architecture)."""
 from __future__ import annotations
 
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.moe.architecture import (
     active_matmul_params,
@@ -41,41 +42,45 @@ def _moe_params(inputs: Inputs) -> Computed:
     dense_ffn = ffn_params(model.hidden, model.dense_ffn, gated=model.gated_mlp)
     head = output_head_params(model)
     rows = [
-        ("Attention and linear mixers (all layers)", mixers_params(model),
+        (_("Attention and linear mixers (all layers)"), mixers_params(model),
          mixers_params(model)),
-        ("Routed experts", moe_n * model.routed_experts * expert_params(model),
+        (_("Routed experts"), moe_n * model.routed_experts * expert_params(model),
          moe_n * k * expert_params(model)),
-        ("Shared experts", moe_n * shared_expert_params(model),
+        (_("Shared experts"), moe_n * shared_expert_params(model),
          moe_n * shared_expert_params(model)),
-        ("Routers", moe_n * router_params(model), moe_n * router_params(model)),
-        ("Dense layers' FFN", dense_n * dense_ffn, dense_n * dense_ffn),
-        ("Norms", (2 * model.layers + 1) * norm_params(model),
+        (_("Routers"), moe_n * router_params(model), moe_n * router_params(model)),
+        (_("Dense layers' FFN"), dense_n * dense_ffn, dense_n * dense_ffn),
+        (_("Norms"), (2 * model.layers + 1) * norm_params(model),
          (2 * model.layers + 1) * norm_params(model)),
-        ("Input embedding (one row read per token)", embedding_params(model),
+        (_("Input embedding (one row read per token)"), embedding_params(model),
          embedding_params(model)),
-        ("Output head", head, head),
+        (_("Output head"), head, head),
     ]
     table = Table(
-        ("Component", "Total", "Active per token", "Share of total"),
+        (_("Component"), _("Total"), _("Active per token"), _("Share of total")),
         tuple((name, f"{t:,}", f"{a:,}", f"{t / total:.2%}") for name, t, a in rows),
-        caption="Where the parameters are (the active column counts the whole input table)",
+        caption=_("Where the parameters are (the active column counts the whole input table)"),
     )
     notes = [
-        f"{active / total:.1%} of the parameters are active per token: memory holds "
-        f"{total / 1e9:.4g}B, each token's multiply-adds use {compute / 1e9:.4g}B.",
+        _("{share:.1%} of the parameters are active per token: memory holds {total:.4g}B, "
+          "each token's multiply-adds use {compute:.4g}B.").format(
+            share=active / total, total=total / 1e9, compute=compute / 1e9),
     ]
     if model.routed_experts == 1 and k == 1:
-        notes.append("One expert chosen from one: this is a dense model, and active = total.")
+        notes.append(_("One expert chosen from one: this is a dense model, and active = total."))
     # The MTP modules train with the model: their pass is in the FLOPs per token.
     flops = training_flops_per_token(model, include_mtp=True)
     main = training_flops_per_token(model)
     router_share = router_flops_per_token(model) / (main / 3) if main else 0.0
     if model.mtp_modules:
-        modules = f"{model.mtp_modules} MTP module" + ("s" if model.mtp_modules > 1 else "")
-        notes.append(f"Training FLOPs per token count the {modules} too, "
-                     f"{flops / main - 1:.1%} on top of 6 N_active: each is one more block and "
-                     "one more pass through the shared output head, and trains with the "
-                     "model (DeepSeek-V3 report, Sec. 2.2).")
+        said = (_("Training FLOPs per token count the {n} MTP modules too, {extra:.1%} on top "
+                  "of 6 N_active: each is one more block and one more pass through the shared "
+                  "output head, and trains with the model (DeepSeek-V3 report, Sec. 2.2).")
+                if model.mtp_modules > 1 else
+                _("Training FLOPs per token count the {n} MTP module too, {extra:.1%} on top "
+                  "of 6 N_active: each is one more block and one more pass through the shared "
+                  "output head, and trains with the model (DeepSeek-V3 report, Sec. 2.2)."))
+        notes.append(said.format(n=model.mtp_modules, extra=flops / main - 1))
     return Computed(
         values={
             "total_params": float(total),

@@ -11,6 +11,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.host_links import host_side
 from calculators.catalogues.link_speeds import network_curve, scale_up_curve
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param, ValidationError
 from calculators.formulas.collectives.costs import flat_cost
 from calculators.formulas.model.model_states import StateBytes, device_capacity_bytes, usable_bytes
@@ -60,19 +61,20 @@ def _layout(inputs: Inputs, experts: int, layers: int) -> MoeParallelLayout:
     gpus, tp, pp, ep = (inputs.whole(n) for n in ("num_gpus", "tp", "pp", "ep"))
     node = inputs.whole("gpus_per_node")
     if experts % ep:
-        raise ValidationError("ep", f"expert parallel size {ep} must divide the {experts} "
-                                    "routed experts")
+        raise ValidationError("ep", _("expert parallel size {ep} must divide the {experts} "
+                                      "routed experts").format(ep=ep, experts=experts))
     if pp > layers:
-        raise ValidationError("pp", f"{pp} pipeline stages is more than the {layers} layers")
+        raise ValidationError("pp", _("{stages} pipeline stages is more than the {layers} "
+                                      "layers").format(stages=pp, layers=layers))
     if gpus % (tp * pp):
-        raise ValidationError("num_gpus", f"{gpus} GPUs is not a multiple of tp x pp = "
-                                          f"{tp * pp}")
+        raise ValidationError("num_gpus", _("{gpus} GPUs is not a multiple of tp x pp = "
+                                            "{product}").format(gpus=gpus, product=tp * pp))
     if (gpus // pp) % ep:
-        raise ValidationError("ep", f"expert parallel size {ep} must divide the {gpus // pp} "
-                                    "GPUs of a pipeline stage")
+        raise ValidationError("ep", _("expert parallel size {ep} must divide the {gpus} GPUs "
+                                      "of a pipeline stage").format(ep=ep, gpus=gpus // pp))
     if ep > node and ep % node:
-        raise ValidationError("ep", f"an EP group of {ep} GPUs spanning nodes must fill "
-                                    f"whole nodes of {node}")
+        raise ValidationError("ep", _("an EP group of {ep} GPUs spanning nodes must fill "
+                                      "whole nodes of {node}").format(ep=ep, node=node))
     return MoeParallelLayout(gpus, tensor_parallel=tp, pipeline_parallel=pp,
                              expert_parallel=ep)
 
@@ -92,8 +94,9 @@ def _moe_step(inputs: Inputs) -> Computed:
     global_batch, micro = inputs.whole("global_batch"), inputs.whole("micro_batch")
     tokens = float(global_batch * seq)
     if global_batch % layout.data_parallel:
-        raise ValidationError("global_batch", f"{global_batch} sequences do not split over "
-                                              f"{layout.data_parallel} data-parallel replicas")
+        raise ValidationError("global_batch", _(
+            "{batch} sequences do not split over {replicas} data-parallel replicas").format(
+            batch=global_batch, replicas=layout.data_parallel))
     gpu = hardware.get(inputs.text("gpu"))
     per_param = _state_bytes(inputs, gpu.id)
     states = model_state_bytes_per_gpu(model, layout, zero_stage=inputs.whole("zero_stage"),
@@ -161,56 +164,55 @@ def _moe_step(inputs: Inputs) -> Computed:
     a2a_bytes = traffic.intra_node_bytes + traffic.inter_node_bytes
     warnings = []
     if total > usable:
-        warnings.append(f"Does not fit: {total / 1e9:.4g} GB per GPU against the "
-                        f"{usable / 1e9:.4g} GB of {gpu.name}'s memory a layout may use "
-                        f"(its {device_capacity_bytes(gpu.memory_bytes) / 1e9:.4g} GB less "
-                        f"the {inputs.num('memory_reserve'):.0%} reserve).")
+        warnings.append(_(
+            "Does not fit: {total:.4g} GB per GPU against the {usable:.4g} GB of {gpu}'s "
+            "memory a layout may use (its {capacity:.4g} GB less the {reserve:.0%} "
+            "reserve).").format(
+            total=total / 1e9, usable=usable / 1e9, gpu=gpu.name,
+            capacity=device_capacity_bytes(gpu.memory_bytes) / 1e9,
+            reserve=inputs.num("memory_reserve")))
     notes = [
-        f"Per step each GPU sends {a2a_bytes / 1e9:.4g} GB in expert alltoalls and "
-        f"{sync_bytes / 1e9:.4g} GB to synchronise gradients: the alltoall grows with "
-        "tokens x layers, the allreduce with parameters.",
-        "Activations: a first-order estimate (1F1B, BF16, fused attention, no dropout); "
-        "DeepSeek-V3's own savings (recomputed norms and MLA up-projections, FP8 caches) "
-        "are not modelled.",
-        f"Weights: {per_param.wide_weights:g} B per parameter, plus "
-        f"{per_param.quantized:.3g} B of the GEMM recipe's quantized copies "
-        f"({inputs.text('gemm_recipe')}; formulas.model.recipes).",
+        _("Per step each GPU sends {alltoall:.4g} GB in expert alltoalls and {sync:.4g} GB "
+          "to synchronise gradients: the alltoall grows with tokens x layers, the allreduce "
+          "with parameters.").format(alltoall=a2a_bytes / 1e9, sync=sync_bytes / 1e9),
+        _("Activations: a first-order estimate (1F1B, BF16, fused attention, no dropout); "
+          "DeepSeek-V3's own savings (recomputed norms and MLA up-projections, FP8 caches) "
+          "are not modelled."),
+        _("Weights: {wide:g} B per parameter, plus {quantized:.3g} B of the GEMM recipe's "
+          "quantized copies ({recipe}; formulas.model.recipes).").format(
+            wide=per_param.wide_weights, quantized=per_param.quantized,
+            recipe=inputs.text("gemm_recipe")),
     ]
     rows = (
-        ("Weights", states.weights), ("Gradients", states.gradients),
-        ("Optimizer states (incl. master weights)", states.optimizer - host.optimizer),
-        ("Activations", activations - host.activations),
-        ("Redundant expert copies (EPLB)", redundant_bytes),
-        ("In host memory (offload)", host.optimizer + host.activations),
+        (_("Weights"), states.weights), (_("Gradients"), states.gradients),
+        (_("Optimizer states (incl. master weights)"), states.optimizer - host.optimizer),
+        (_("Activations"), activations - host.activations),
+        (_("Redundant expert copies (EPLB)"), redundant_bytes),
+        (_("In host memory (offload)"), host.optimizer + host.activations),
     )
     return Computed(
         values={
-            "total_bytes": total,
-            "fits": total <= usable,
-            "weights_bytes": states.weights,
-            "gradients_bytes": states.gradients,
+            "total_bytes": total, "fits": total <= usable,
+            "weights_bytes": states.weights, "gradients_bytes": states.gradients,
             "optimizer_bytes": states.optimizer - host.optimizer,
             "activations_bytes": activations - host.activations,
-            "redundant_expert_bytes": redundant_bytes,
-            "busiest_gpu_load": hot,
+            "redundant_expert_bytes": redundant_bytes, "busiest_gpu_load": hot,
             "experts_per_gpu": model.routed_experts / layout.expert_parallel,
             "expert_data_parallel": float(layout.expert_data_parallel),
             "alltoall_inter_node_bytes": traffic.inter_node_bytes,
             "alltoall_intra_node_bytes": traffic.intra_node_bytes,
-            "alltoall_time": a2a_time,
-            "compute_time": compute_time,
+            "alltoall_time": a2a_time, "compute_time": compute_time,
             "alltoall_to_compute": a2a_time / compute_time,
             "exposed_alltoall_time": exposed,
             "step_time": compute_time + exposed + host.exposed_s,
             "host_bytes": host.optimizer + host.activations,
-            "allreduce_bytes": sync_bytes,
-            "allreduce_time": sync_time,
+            "allreduce_bytes": sync_bytes, "allreduce_time": sync_time,
             "alltoall_to_allreduce_bytes": a2a_bytes / sync_bytes if sync_bytes else None,
         },
-        warnings=warnings,
-        notes=notes,
-        table=Table(("Part", "Per GPU"), tuple((n, f"{v / 1e9:.4g} GB") for n, v in rows),
-                    caption="Memory per GPU"),
+        warnings=warnings, notes=notes,
+        table=Table((_("Part"), _("Per GPU")),
+                    tuple((n, f"{v / 1e9:.4g} GB") for n, v in rows),
+                    caption=_("Memory per GPU")),
     )
 
 

@@ -10,6 +10,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.host_links import host_side
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import N_, _
 from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.rl import step as rl
 from calculators.formulas.rl.generation import Generation, generate
@@ -19,9 +20,9 @@ from calculators.inputs.rl_params import BYTES, GENERATOR_PARAMS, MODEL_PARAMS, 
 
 DAY = 86_400.0
 SEPARATE = When("placement", ("disaggregated", "one_step_off", "fully_async"))
-_LABELS = {"colocated": "colocated", "disaggregated": "disaggregated, in turn",
-           "one_step_off": "one step off (overlapped)",
-           "fully_async": "fully asynchronous (no tail)"}
+_LABELS = {"colocated": N_("colocated"), "disaggregated": N_("disaggregated, in turn"),
+           "one_step_off": N_("one step off (overlapped)"),
+           "fully_async": N_("fully asynchronous (no tail)")}
 
 
 def _generation(gen: Generator, inputs: Inputs, engines: int) -> Generation:
@@ -68,9 +69,9 @@ class _Step:
 
     def colocated(self) -> rl.Placement:
         if self.gpus % self.engine_gpus:
-            raise ValidationError("num_gpus", f"{self.gpus:,} is not allowed: colocated, "
-                                  f"every GPU generates, in whole engines of "
-                                  f"{self.engine_gpus}")
+            raise ValidationError("num_gpus", _(
+                "{gpus:,} is not allowed: colocated, every GPU generates, in whole engines "
+                "of {engine}").format(gpus=self.gpus, engine=self.engine_gpus))
         sync = weight_sync(self.model_bytes, engine_gpus=self.engine_gpus,
                            trainer_gpus=self.gpus, fabric=self.gen.engine.fabric,
                            colocated=True, reload=self.reload)
@@ -96,37 +97,39 @@ class _Step:
         chosen = self.inputs.opt("generation_gpus")
         if chosen is None:
             if self.gpus <= self.engine_gpus:
-                raise ValidationError("num_gpus", f"{self.gpus:,} GPUs leave no room for "
-                                      f"an engine of {self.engine_gpus} and a trainer")
+                raise ValidationError("num_gpus", _(
+                    "{gpus:,} GPUs leave no room for an engine of {engine} and a trainer")
+                    .format(gpus=self.gpus, engine=self.engine_gpus))
             return rl.best_split(self.gpus, self.engine_gpus,
                                  lambda engines: self.separate(name, engines))
         count = int(chosen)
         if count % self.engine_gpus or count >= self.gpus:
-            raise ValidationError("generation_gpus", f"{count:,} is not allowed: whole "
-                                  f"engines of {self.engine_gpus}, fewer than the "
-                                  f"{self.gpus:,} GPUs")
+            raise ValidationError("generation_gpus", _(
+                "{count:,} is not allowed: whole engines of {engine}, fewer than the {gpus:,} "
+                "GPUs").format(count=count, engine=self.engine_gpus, gpus=self.gpus))
         return self.separate(name, count // self.engine_gpus)
 
 
 def _table(placements: dict[str, rl.Placement]) -> Table:
     rows = tuple(
-        (_LABELS[name], f"{p.generation_gpus:,} / {p.training_gpus:,}",
+        (_(_LABELS[name]), f"{p.generation_gpus:,} / {p.training_gpus:,}",
          f"{p.generation_s:,.0f} s", f"{p.training_s:,.0f} s",
          f"{p.sync_s + p.swap_s:,.1f} s", f"{p.step_s:,.0f} s", f"{p.idle_share:.0%}")
         for name, p in placements.items())
-    return Table(("placement", "GPUs generating / training", "generation", "training",
-                  "sync (and swap)", "step", "GPU time idle"), rows,
-                 caption="Each placement on the same GPUs; the separate pools at the split "
-                         "given, or the fastest one found")
+    return Table((_("placement"), _("GPUs generating / training"), _("generation"),
+                  _("training"), _("sync (and swap)"), _("step"), _("GPU time idle")), rows,
+                 caption=_("Each placement on the same GPUs; the separate pools at the split "
+                           "given, or the fastest one found"))
 
 
 def _chart(placements: dict[str, rl.Placement]) -> str:
-    bars = [(_LABELS[name], [("generation", p.generation_s), ("training", p.training_s),
-                             ("sync and swap", p.sync_s + p.swap_s)])
+    bars = [(_(_LABELS[name]), [(_("generation"), p.generation_s),
+                                (_("training"), p.training_s),
+                                (_("sync and swap"), p.sync_s + p.swap_s)])
             for name, p in placements.items()]
-    return charts.stacked_bar_chart("Phases of one RL step by placement (seconds; the "
-                                    "overlapped ones run generation and training at once)",
-                                    bars, "seconds")
+    return charts.stacked_bar_chart(_("Phases of one RL step by placement (seconds; the "
+                                      "overlapped ones run generation and training at once)"),
+                                    bars, _("seconds"))
 
 
 def _rl_step(inputs: Inputs) -> Computed:
@@ -146,26 +149,34 @@ def _rl_step(inputs: Inputs) -> Computed:
     warnings = []
     states = rl.TRAINING_STATE_BYTES_PER_PARAM * step.gen.model.total / chosen.training_gpus
     if name != "colocated" and states > step.gpu.memory_bytes:
-        warnings.append(
-            f"The {chosen.training_gpus:,} training GPUs would hold "
-            f"{states / 1e9:,.0f} GB of training states each (16 B per parameter, fully "
-            f"sharded), more than their {step.gpu.memory_bytes / 1e9:,.0f} GB: give the "
-            "trainers more GPUs, or offload.")
+        warnings.append(_(
+            "The {gpus:,} training GPUs would hold {states:,.0f} GB of training states each "
+            "(16 B per parameter, fully sharded), more than their {memory:,.0f} GB: give the "
+            "trainers more GPUs, or offload.").format(
+            gpus=chosen.training_gpus, states=states / 1e9,
+            memory=step.gpu.memory_bytes / 1e9))
+    measured = (step.reload.accelerator in {step.gpu.id, "h800"}
+                and step.gpu.id in {"h800", "h100_sxm", "h200", "h20"})
+    sync_words = (
+        _("Weight sync: {weights:,.0f} GB of weights; each generating GPU receives "
+          "{received:,.1f} GB and loads it (reload: {fixed:.1f} s + {rate:.1f} GB/s per GPU, "
+          "fitted to checkpoint-engine's {gpu} rows).") if measured else
+        _("Weight sync: {weights:,.0f} GB of weights; each generating GPU receives "
+          "{received:,.1f} GB and loads it (reload: {fixed:.1f} s + {rate:.1f} GB/s per GPU, "
+          "fitted to checkpoint-engine's {gpu} rows; an assumption for this GPU)."))
     notes = [
-        f"Training: {step.train_flops:.3g} FLOP per step ({step.tokens:.3g} tokens of "
-        f"prompt and response) at {inputs.num('train_mfu'):.0%} MFU of the BF16 peak.",
-        f"Weight sync: {step.model_bytes / 1e9:,.0f} GB of weights; each generating GPU "
-        f"receives {step.model_bytes / step.engine_gpus / 1e9:,.1f} GB and loads it "
-        f"(reload: {step.reload.fixed_s:.1f} s + "
-        f"{step.reload.bytes_per_s / 1e9:.1f} GB/s per GPU, fitted to checkpoint-engine's "
-        f"{hardware.get(step.reload.accelerator).name} rows"
-        + ("" if step.reload.accelerator in {step.gpu.id, "h800"}
-           and step.gpu.id in {"h800", "h100_sxm", "h200", "h20"}
-           else "; an assumption for this GPU") + ").",
+        _("Training: {flops:.3g} FLOP per step ({tokens:.3g} tokens of prompt and response) "
+          "at {mfu:.0%} MFU of the BF16 peak.").format(
+            flops=step.train_flops, tokens=step.tokens, mfu=inputs.num("train_mfu")),
+        sync_words.format(
+            weights=step.model_bytes / 1e9,
+            received=step.model_bytes / step.engine_gpus / 1e9, fixed=step.reload.fixed_s,
+            rate=step.reload.bytes_per_s / 1e9,
+            gpu=hardware.get(step.reload.accelerator).name),
     ]
     if fastest != name:
-        notes.append(f"Fastest on these GPUs: {_LABELS[fastest]}, "
-                     f"{placements[fastest].step_s:,.0f} s per step.")
+        notes.append(_("Fastest on these GPUs: {placement}, {step:,.0f} s per step.").format(
+            placement=_(_LABELS[fastest]), step=placements[fastest].step_s))
     return Computed(
         values={
             "step_time": chosen.step_s,
@@ -181,7 +192,7 @@ def _rl_step(inputs: Inputs) -> Computed:
             "generation_gpus": chosen.generation_gpus,
             "training_gpus": chosen.training_gpus,
             "engine_gpus_used": step.engine_gpus,
-            "fastest": _LABELS[fastest],
+            "fastest": _(_LABELS[fastest]),
         },
         warnings=warnings, notes=notes, table=_table(placements), chart=_chart(placements))
 

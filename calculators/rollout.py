@@ -9,6 +9,7 @@ from __future__ import annotations
 from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import N_, _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.rl.generation import generate, mean_live_length
 from calculators.formulas.rl.lengths import share_at_cap
@@ -19,31 +20,33 @@ from calculators.inputs.rl_params import GENERATOR_PARAMS, MODEL_PARAMS, WORKLOA
 def engines_for(size: int, gpus: int) -> int:
     """Engines on ``gpus`` generation GPUs; they must come in whole engines."""
     if gpus % size:
-        raise ValidationError("generation_gpus", f"{gpus:,} is not allowed: generation "
-                              f"GPUs come in whole engines of {size}")
+        raise ValidationError("generation_gpus", _(
+            "{gpus:,} is not allowed: generation GPUs come in whole engines of {size}").format(
+            gpus=gpus, size=size))
     return gpus // size
 
 
 def _parts(gen: Generator, batch: int, cached: float) -> list[tuple[str, float]]:
-    """One decoding step's parts on one GPU, seconds."""
+    """One decoding step's parts on one GPU, seconds (English names, the keys of
+    ``_BOUND_WORDS``; shown through the catalogue)."""
     traffic, arithmetic, kernels = gen.engine.gemm_parts(batch)
     read, flops = gen.engine.attention_parts()
     return [
-        ("weights read (GEMMs)", traffic),
-        ("GEMM arithmetic", arithmetic),
-        ("KV cache read (attention)", read * cached),
-        ("attention arithmetic", flops * cached),
-        ("communication (allreduce, dispatch, combine)", gen.engine.communication_s(batch)),
-        ("fixed cost of the kernels", kernels),
+        (N_("weights read (GEMMs)"), traffic),
+        (N_("GEMM arithmetic"), arithmetic),
+        (N_("KV cache read (attention)"), read * cached),
+        (N_("attention arithmetic"), flops * cached),
+        (N_("communication (allreduce, dispatch, combine)"), gen.engine.communication_s(batch)),
+        (N_("fixed cost of the kernels"), kernels),
     ]
 
 
-_BOUND_WORDS = {"weights read (GEMMs)": "weights (HBM)",
-                "GEMM arithmetic": "GEMM compute",
-                "KV cache read (attention)": "KV cache (HBM)",
-                "attention arithmetic": "attention compute",
-                "communication (allreduce, dispatch, combine)": "communication",
-                "fixed cost of the kernels": "kernel launches"}
+_BOUND_WORDS = {"weights read (GEMMs)": N_("weights (HBM)"),
+                "GEMM arithmetic": N_("GEMM compute"),
+                "KV cache read (attention)": N_("KV cache (HBM)"),
+                "attention arithmetic": N_("attention compute"),
+                "communication (allreduce, dispatch, combine)": N_("communication"),
+                "fixed cost of the kernels": N_("kernel launches")}
 
 
 def _chart(gen: Generator, prompt: int, live: float) -> str:
@@ -56,10 +59,10 @@ def _chart(gen: Generator, prompt: int, live: float) -> str:
     per_gpu = tuple((float(b), b / e.step_s(b, b * (prompt + live)) / e.gpus)
                     for b in points)
     return charts.line_chart(
-        "Output tokens/s per GPU against the sequences decoded together",
-        [charts.Series("decoding throughput per GPU", per_gpu)],
-        "sequences per engine", "tokens/s per GPU", log_x=True,
-        markers=(charts.Marker(float(gen.slots), f"batch {gen.slots:,}"),))
+        _("Output tokens/s per GPU against the sequences decoded together"),
+        [charts.Series(_("decoding throughput per GPU"), per_gpu)],
+        _("sequences per engine"), _("tokens/s per GPU"), log_x=True,
+        markers=(charts.Marker(float(gen.slots), _("batch {size:,}").format(size=gen.slots)),))
 
 
 def _rollout(inputs: Inputs) -> Computed:
@@ -79,22 +82,24 @@ def _rollout(inputs: Inputs) -> Computed:
     tokens = inputs.whole("prompts") * inputs.whole("samples_per_prompt") * mean
     total = result.total_s
     gpu = hardware.get(inputs.text("gpu"))
-    rows = tuple((name, f"{seconds * 1e3:,.2f} ms") for name, seconds in parts)
+    rows = tuple((_(name), f"{seconds * 1e3:,.2f} ms") for name, seconds in parts)
     notes = [
-        f"Each engine decodes up to {gen.slots:,} sequences together (limited by "
-        f"{gen.limited_by}): its KV cache holds {gen.kv_capacity_tokens:,.0f} tokens at "
-        f"{gen.kv_bytes_per_token / 1e3:,.1f} kB per token, sized for a prompt plus a "
-        "mean response each (a paged cache holds only the tokens written so far; vLLM "
-        "preempts and recomputes a sequence when the cache overflows).",
-        f"Response lengths: mean {mean:,.0f}, cap {cap:,}; by our assumed shape "
-        f"(formulas.rl.lengths) {share_at_cap(mean, cap):.0%} of the responses are "
-        f"within 5% of the cap. The last {result.rollout.tail_s:,.0f} s of decoding "
-        "run with no response waiting: the batch shrinks to its longest responses.",
-        "Rates come from the speed model's kernel parameters (GEMM efficiency by shape, "
-        f"the HBM bandwidth kernels reach on {gpu.name}: "
-        f"{gen.engine.gemm.memory_bandwidth / 1e12:.2f} TB/s) and collective model; "
-        "decoding-specific kernels (FlashDecoding, FlashMLA) are assumed to reach the "
-        "same shares. Per-step scheduling on the host is not counted.",
+        _("Each engine decodes up to {slots:,} sequences together (limited by {limit}): its "
+          "KV cache holds {capacity:,.0f} tokens at {per_token:,.1f} kB per token, sized for "
+          "a prompt plus a mean response each (a paged cache holds only the tokens written "
+          "so far; vLLM preempts and recomputes a sequence when the cache overflows).").format(
+            slots=gen.slots, limit=gen.limited_by, capacity=gen.kv_capacity_tokens,
+            per_token=gen.kv_bytes_per_token / 1e3),
+        _("Response lengths: mean {mean:,.0f}, cap {cap:,}; by our assumed shape "
+          "(formulas.rl.lengths) {share:.0%} of the responses are within 5% of the cap. The "
+          "last {tail:,.0f} s of decoding run with no response waiting: the batch shrinks to "
+          "its longest responses.").format(
+            mean=mean, cap=cap, share=share_at_cap(mean, cap), tail=result.rollout.tail_s),
+        _("Rates come from the speed model's kernel parameters (GEMM efficiency by shape, the "
+          "HBM bandwidth kernels reach on {gpu}: {bandwidth:.2f} TB/s) and collective model; "
+          "decoding-specific kernels (FlashDecoding, FlashMLA) are assumed to reach the same "
+          "shares. Per-step scheduling on the host is not counted.").format(
+            gpu=gpu.name, bandwidth=gen.engine.gemm.memory_bandwidth / 1e12),
     ]
     return Computed(
         values={
@@ -104,7 +109,7 @@ def _rollout(inputs: Inputs) -> Computed:
             "steady_time": result.steady_s,
             "slots": batch,
             "step_time": step,
-            "bound": _BOUND_WORDS[max(parts, key=lambda p: p[1])[0]],
+            "bound": _(_BOUND_WORDS[max(parts, key=lambda p: p[1])[0]]),
             "kv_bytes_per_token": gen.kv_bytes_per_token,
             "kv_capacity_tokens": gen.kv_capacity_tokens,
             "weight_bytes_per_gpu": gen.weight_bytes_per_gpu,
@@ -114,11 +119,11 @@ def _rollout(inputs: Inputs) -> Computed:
             "output_tokens": tokens,
         },
         notes=notes,
-        table=Table(("part of one decoding step, one GPU", "time"), rows,
-                    caption=f"A full batch of {batch:,} sequences at the average length "
-                            "decoding reaches; the step is the GEMMs' longer part plus "
-                            "attention's plus communication (or the longer of work and "
-                            "communication when they overlap)"),
+        table=Table((_("part of one decoding step, one GPU"), _("time")), rows,
+                    caption=_("A full batch of {batch:,} sequences at the average length "
+                              "decoding reaches; the step is the GEMMs' longer part plus "
+                              "attention's plus communication (or the longer of work and "
+                              "communication when they overlap)").format(batch=batch)),
         chart=_chart(gen, prompt, live),
     )
 

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import hardware
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.kernels import roofline as rl
 from calculators.formulas.sparse.embeddings import DTYPE_BYTES
@@ -36,15 +37,17 @@ def _layer(inputs: Inputs, tp: int) -> list[rl.NamedGemm]:
     hidden, heads = inputs.whole("hidden"), inputs.whole("heads")
     kv_heads, ffn = inputs.whole("kv_heads"), inputs.whole("ffn_hidden")
     if hidden % heads:
-        raise ValidationError("heads", f"{heads} is not allowed: it must divide the "
-                                       f"hidden size ({hidden})")
+        raise ValidationError("heads", _("{heads} is not allowed: it must divide the hidden "
+                                         "size ({hidden})").format(heads=heads, hidden=hidden))
     if kv_heads > heads or heads % kv_heads:
-        raise ValidationError("kv_heads", f"{kv_heads} is not allowed: it must divide "
-                                          f"the heads ({heads})")
+        raise ValidationError("kv_heads", _("{kv_heads} is not allowed: it must divide the "
+                                            "heads ({heads})").format(kv_heads=kv_heads,
+                                                                      heads=heads))
     if heads % tp or ffn % tp or (kv_heads % tp and tp % kv_heads):
-        raise ValidationError("tp", f"{tp} is not allowed: it must divide the heads "
-                                    f"({heads}) and the MLP width ({ffn}), and divide or "
-                                    f"be a multiple of the KV heads ({kv_heads})")
+        raise ValidationError("tp", _("{tp} is not allowed: it must divide the heads ({heads}) "
+                                      "and the MLP width ({ffn}), and divide or be a multiple "
+                                      "of the KV heads ({kv_heads})").format(
+            tp=tp, heads=heads, ffn=ffn, kv_heads=kv_heads))
     return rl.layer_gemms(inputs.whole("micro_batch_tokens"), hidden, heads, kv_heads, ffn,
                           tp=tp, gated_mlp=inputs.flag("gated_mlp"))
 
@@ -65,7 +68,7 @@ def _fraction(roofs: list[rl.Roofline], peak: float) -> float:
 
 def _bound(roofs: list[rl.Roofline]) -> str:
     kinds = {r.compute_bound for r in roofs}
-    return "mixed" if len(kinds) == 2 else "compute" if kinds == {True} else "memory"
+    return _("mixed") if len(kinds) == 2 else _("compute") if kinds == {True} else _("memory")
 
 
 def _chart(title: str, names: list[str], roofs: list[rl.Roofline], *, peak: float,
@@ -79,15 +82,15 @@ def _chart(title: str, names: list[str], roofs: list[rl.Roofline], *, peak: floa
         return ((low, min(top, low * bandwidth) / 1e12), (knee, top / 1e12),
                 (high, top / 1e12))
 
-    series = [charts.Series("roof: min(peak, intensity x HBM bandwidth)", roof(peak))]
+    series = [charts.Series(_("roof: min(peak, intensity x HBM bandwidth)"), roof(peak))]
     if bf16_peak is not None and bf16_peak != peak:
-        series.append(charts.Series("BF16 roof, for comparison", roof(bf16_peak)))
-    markers = [charts.Marker(ridge, f"ridge {ridge:,.0f}")]
+        series.append(charts.Series(_("BF16 roof, for comparison"), roof(bf16_peak)))
+    markers = [charts.Marker(ridge, _("ridge {ridge:,.0f}").format(ridge=ridge))]
     markers += [charts.Marker(r.intensity, f"{name} {r.intensity:,.0f}")
                 for name, r in zip(names, roofs, strict=True)]
-    return charts.line_chart(title, series, "arithmetic intensity (FLOP per byte of HBM "
-                             "traffic)", "attainable TFLOP/s", log_x=True, log_y=True,
-                             markers=tuple(markers))
+    return charts.line_chart(title, series, _("arithmetic intensity (FLOP per byte of HBM "
+                                              "traffic)"), _("attainable TFLOP/s"),
+                             log_x=True, log_y=True, markers=tuple(markers))
 
 
 def _roofline(inputs: Inputs) -> Computed:
@@ -108,32 +111,36 @@ def _roofline(inputs: Inputs) -> Computed:
     lookups = bandwidth / row_bytes
     notes = [note] if (note := peak_note(inputs, gpu)) else []
     ridge = peak / bandwidth
-    notes.append(
-        f"Ridge point: {peak / 1e12:,.0f} TFLOP/s over {bandwidth / 1e12:.3g} TB/s = "
-        f"{ridge:,.0f} FLOP per byte. An operation doing fewer FLOPs per byte it moves "
-        "cannot reach the peak, however well written. Bytes are the minimum HBM traffic "
-        "(each operand read once, the output written once): real kernels move more, so "
-        "these are upper bounds.")
+    notes.append(_(
+        "Ridge point: {peak:,.0f} TFLOP/s over {bandwidth:.3g} TB/s = {ridge:,.0f} FLOP per "
+        "byte. An operation doing fewer FLOPs per byte it moves cannot reach the peak, "
+        "however well written. Bytes are the minimum HBM traffic (each operand read once, "
+        "the output written once): real kernels move more, so these are upper bounds.").format(
+        peak=peak / 1e12, bandwidth=bandwidth / 1e12, ridge=ridge))
     if layer:
         smallest = min(roofs, key=lambda r: r.intensity)
-        notes.append(
-            f"Tensor parallelism over {tp} GPUs divides each GEMM's n or k by {tp}; m, the "
-            f"{inputs.whole('micro_batch_tokens'):,} tokens of a micro-batch, stays. The least "
-            f"intense GEMM falls to {smallest.intensity:,.0f} FLOP/B; at TP 1 the layer could "
-            f"reach {_fraction(whole, peak):.0%} of peak, here {_fraction(roofs, peak):.0%}.")
-    notes.append(
-        f"An embedding lookup reads one row of {dim} x "
-        f"{DTYPE_BYTES[inputs.text('embedding_dtype')]} B and writes it out, with no "
-        f"multiply-add: {row_bytes:,.0f} B per lookup, so HBM bounds this GPU at "
-        f"{lookups:.3g} lookups per second whatever its FLOP/s (scattered rows reach less).")
+        notes.append(_(
+            "Tensor parallelism over {tp} GPUs divides each GEMM's n or k by {tp}; m, the "
+            "{tokens:,} tokens of a micro-batch, stays. The least intense GEMM falls to "
+            "{least:,.0f} FLOP/B; at TP 1 the layer could reach {alone:.0%} of peak, here "
+            "{here:.0%}.").format(
+            tp=tp, tokens=inputs.whole("micro_batch_tokens"), least=smallest.intensity,
+            alone=_fraction(whole, peak), here=_fraction(roofs, peak)))
+    notes.append(_(
+        "An embedding lookup reads one row of {dim} x {width} B and writes it out, with no "
+        "multiply-add: {row:,.0f} B per lookup, so HBM bounds this GPU at {lookups:.3g} "
+        "lookups per second whatever its FLOP/s (scattered rows reach less).").format(
+        dim=dim, width=DTYPE_BYTES[inputs.text("embedding_dtype")], row=row_bytes,
+        lookups=lookups))
     rows = tuple(
         (g.name, f"{g.m:,} x {g.k:,} x {g.n:,}", f"{r.intensity:,.0f}",
-         "compute" if r.compute_bound else "memory",
+         _("compute") if r.compute_bound else _("memory"),
          f"{r.attainable_flops / peak:.0%}",
-         f"{w.intensity:,.0f} FLOP/B, {w.attainable_flops / peak:.0%}" if layer else "n/a")
+         f"{w.intensity:,.0f} FLOP/B, {w.attainable_flops / peak:.0%}" if layer else _("n/a"))
         for g, r, w in zip(gemms, roofs, whole, strict=True))
-    title = (f"{gpu.name}, {gpu.precision_used(precision).upper()}: roofline and "
-             f"{'this layer' if layer else 'this GEMM'}")
+    title = (_("{gpu}, {precision}: roofline and this layer") if layer
+             else _("{gpu}, {precision}: roofline and this GEMM")).format(
+        gpu=gpu.name, precision=gpu.precision_used(precision).upper())
     bf16 = None if inputs.opt("peak_flops") is not None else gpu.peak_bf16_flops
     return Computed(
         values={
@@ -151,10 +158,10 @@ def _roofline(inputs: Inputs) -> Computed:
             "embedding_lookups_per_s": lookups,
         },
         notes=notes,
-        table=Table(("GEMM", "m x k x n (this rank)", "FLOP per byte", "bound by",
-                     "attainable, share of peak", "at TP 1"), rows,
-                    caption="Each GEMM of the forward pass on one rank (the backward "
-                            "pass has two of the same shape per GEMM)"),
+        table=Table(("GEMM", _("m x k x n (this rank)"), _("FLOP per byte"), _("bound by"),
+                     _("attainable, share of peak"), _("at TP 1")), rows,
+                    caption=_("Each GEMM of the forward pass on one rank (the backward "
+                              "pass has two of the same shape per GEMM)")),
         chart=_chart(title, [g.name for g in gemms], roofs, peak=peak, bandwidth=bandwidth,
                      bf16_peak=bf16),
     )

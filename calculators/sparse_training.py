@@ -9,6 +9,7 @@ from dataclasses import replace
 from calculators.catalogues.embedding_tables import MAX_DIM
 from calculators.core import charts, units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param
 from calculators.formulas.sparse.sharding import COMM_BYTES
 from calculators.formulas.sparse.step import (
@@ -62,23 +63,23 @@ def _chart(job: Job) -> str:
         ps_points.append((float(w), ps_step(trial).time_s))
         coll_points.append((float(w), math.fsum(c.time_s for c in collective_step(trial))))
     return charts.line_chart(
-        f"Communication per step against workers ({job.servers:,} PS servers, global batch "
-        f"{int(job.batch):,})",
-        [charts.Series("parameter server", tuple(ps_points)),
-         charts.Series("collective (alltoall + allreduce)", tuple(coll_points))],
-        "workers (GPUs)", "seconds per step", log_x=True, log_y=True,
-        markers=(charts.Marker(float(job.workers), "this job"),))
+        _("Communication per step against workers ({servers:,} PS servers, global batch "
+          "{batch:,})").format(servers=job.servers, batch=int(job.batch)),
+        [charts.Series(_("parameter server"), tuple(ps_points)),
+         charts.Series(_("collective (alltoall + allreduce)"), tuple(coll_points))],
+        _("workers (GPUs)"), _("seconds per step"), log_x=True, log_y=True,
+        markers=(charts.Marker(float(job.workers), _("this job")),))
 
 
 def _ratio(ps_s: float, coll_s: float) -> str:
     """Which side is faster, and by how much, in words."""
     if ps_s == coll_s:
-        return "equal"
+        return _("equal")
     if coll_s == 0 or ps_s == 0:
-        return "collective" if coll_s == 0 else "PS"
+        return _("collective") if coll_s == 0 else "PS"
     if coll_s < ps_s:
-        return f"collective {ps_s / coll_s:.2g}x faster"
-    return f"PS {coll_s / ps_s:.2g}x faster"
+        return _("collective {ratio:.2g}x faster").format(ratio=ps_s / coll_s)
+    return _("PS {ratio:.2g}x faster").format(ratio=coll_s / ps_s)
 
 
 def _comparisons(step: StepComparison) -> Table:
@@ -89,17 +90,17 @@ def _comparisons(step: StepComparison) -> Table:
     def row(name: str, servers: int, port: float, dense_on_ps: bool,
             ps_s: float) -> tuple[str, ...]:
         return (name, f"{servers:,} x {fmt(port, 'B/s', 'si')}",
-                "pulled and pushed by every worker" if dense_on_ps else "allreduced",
+                _("pulled and pushed by every worker") if dense_on_ps else _("allreduced"),
                 fmt(ps_s, "s", "si"), fmt(coll, "s", "si"), _ratio(ps_s, coll))
 
     return Table(
-        ("comparison", "PS servers x port", "dense part on the PS side", "PS per step",
-         "collective per step", "faster"),
-        (row("as configured", job.servers, job.server_nic, job.dense_on_ps, step.ps.time_s),
-         row("matched bandwidth", job.workers, job.net.nic, False, step.matched.time_s)),
-        caption="Matched bandwidth: one PS server per worker, each with a worker's NIC, "
-                "and the dense part allreduced as the collective does; the gap left is "
-                "distinct rows against pooled vectors on the wire.")
+        (_("comparison"), _("PS servers x port"), _("dense part on the PS side"),
+         _("PS per step"), _("collective per step"), _("faster")),
+        (row(_("as configured"), job.servers, job.server_nic, job.dense_on_ps, step.ps.time_s),
+         row(_("matched bandwidth"), job.workers, job.net.nic, False, step.matched.time_s)),
+        caption=_("Matched bandwidth: one PS server per worker, each with a worker's NIC, "
+                  "and the dense part allreduced as the collective does; the gap left is "
+                  "distinct rows against pooled vectors on the wire."))
 
 
 def _sparse_training(inputs: Inputs) -> Computed:
@@ -114,8 +115,8 @@ def _sparse_training(inputs: Inputs) -> Computed:
     coll_time = step.collective_time_s
     warnings: list[str] = []
     if needed is None:
-        warnings.append("No number of PS servers meets the target step time: the workers' "
-                        "own NICs take longer than that.")
+        warnings.append(_("No number of PS servers meets the target step time: the "
+                          "workers' own NICs take longer than that."))
     return Computed(
         values={
             "ps_pull_bytes_per_worker": ps.pull_bytes,
@@ -136,8 +137,8 @@ def _sparse_training(inputs: Inputs) -> Computed:
             "recommendation": step.reason,
         },
         warnings=warnings,
-        notes=["Communication only, no overlap with compute; PS servers at full line rate "
-               "(incast losses would slow them further)."],
+        notes=[_("Communication only, no overlap with compute; PS servers at full line rate "
+                 "(incast losses would slow them further).")],
         table=_comparisons(step),
         chart=_chart(job),
     )

@@ -11,6 +11,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.embedding_tables import MAX_DIM
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.sparse import checkpoints as ckpt
 from calculators.formulas.sparse import streaming as st
@@ -43,11 +44,13 @@ _DENSE_ON_PS = replace(
 def _job(inputs: Inputs) -> Job:
     workers = inputs.whole("num_workers")
     if inputs.whole("batch_size") < workers:
-        raise ValidationError("batch_size", f"a global batch of {inputs.whole('batch_size'):,} "
-                              f"gives {workers:,} workers less than one sample each")
+        raise ValidationError("batch_size", _(
+            "a global batch of {batch:,} gives {workers:,} workers less than one sample "
+            "each").format(batch=inputs.whole("batch_size"), workers=workers))
     if inputs.num("dense_params") == 0:
-        raise ValidationError("dense_params", "0 is not allowed here: compute per sample is "
-                              "6 FLOP per dense parameter, and a step with none takes no time")
+        raise ValidationError("dense_params", _(
+            "0 is not allowed here: compute per sample is 6 FLOP per dense parameter, and a "
+            "step with none takes no time"))
     return Job(
         batch=float(inputs.whole("batch_size")), features=inputs.whole("num_sparse_features"),
         pooling=inputs.num("pooling_factor"), unique=inputs.num("unique_ratio"),
@@ -64,7 +67,7 @@ def _per_sample_s(inputs: Inputs) -> float:
 
 
 def _count(value: int | None) -> str:
-    return "never (up to 1,000,000)" if value is None else f"{value:,}"
+    return _("never (up to 1,000,000)") if value is None else f"{value:,}"
 
 
 def _verdict_table(s: st.Sizing, *, ps_stale: tuple[float, float], sync: ckpt.Sync,
@@ -72,32 +75,39 @@ def _verdict_table(s: st.Sizing, *, ps_stale: tuple[float, float], sync: ckpt.Sy
     fmt = units.format_value
     coll_w, keep_up = s.collective_workers, s.collective_keep_up
     extra_gpus = 0 if keep_up is None else max(0, s.min_gpus - keep_up)
-    fewer = ("neither" if coll_w is None and s.ps_workers is None else
+    fewer = (_("neither") if coll_w is None and s.ps_workers is None else
              "PS" if coll_w is None or (s.ps_workers is not None and s.ps_workers < coll_w)
-             else "collective")
+             else _("collective"))
+    sparse = fmt(sync.sparse_bytes, "B", "si")
     rows = (
-        ("tables + optimizer state fit in",
-         f"{s.min_hosts:,} hosts' DRAM ({s.ps_servers:,} servers when sized)",
-         f"{s.min_gpus:,} GPUs' HBM (throughput alone: {_count(keep_up)})",
-         "PS" if extra_gpus > 0 else "either"),
-        ("workers to keep up with the peak",
-         f"{_count(s.ps_workers)} GPUs + {s.ps_servers:,} servers", f"{_count(coll_w)} GPUs",
-         fewer),
-        ("staleness of a sparse update",
-         f"{ps_stale[0]:,.0f} updates, {fmt(ps_stale[1], 's', 'si')}",
-         "0 (synchronous); the slowest worker sets the pace",
-         "collective" if ps_stale[0] > 0 else "either"),
-        ("changed rows to serving per sync",
-         f"{fmt(sync.sparse_bytes, 'B', 'si')} read from the servers",
-         f"{fmt(sync.sparse_bytes, 'B', 'si')} gathered from the GPUs", "same bytes"),
-        ("memory bought for the tables",
-         f"{s.min_hosts:,} x {fmt(host_memory, 'B', 'si')} of host DRAM",
-         f"{extra_gpus:,} GPUs beyond those that keep up", "PS" if extra_gpus > 0 else "either"),
+        (_("tables + optimizer state fit in"),
+         _("{hosts:,} hosts' DRAM ({servers:,} servers when sized)").format(
+             hosts=s.min_hosts, servers=s.ps_servers),
+         _("{gpus:,} GPUs' HBM (throughput alone: {alone})").format(
+             gpus=s.min_gpus, alone=_count(keep_up)),
+         "PS" if extra_gpus > 0 else _("either")),
+        (_("workers to keep up with the peak"),
+         _("{workers} GPUs + {servers:,} servers").format(
+             workers=_count(s.ps_workers), servers=s.ps_servers),
+         _("{workers} GPUs").format(workers=_count(coll_w)), fewer),
+        (_("staleness of a sparse update"),
+         _("{updates:,.0f} updates, {seconds}").format(
+             updates=ps_stale[0], seconds=fmt(ps_stale[1], "s", "si")),
+         _("0 (synchronous); the slowest worker sets the pace"),
+         _("collective") if ps_stale[0] > 0 else _("either")),
+        (_("changed rows to serving per sync"),
+         _("{bytes} read from the servers").format(bytes=sparse),
+         _("{bytes} gathered from the GPUs").format(bytes=sparse), _("same bytes")),
+        (_("memory bought for the tables"),
+         _("{hosts:,} x {memory} of host DRAM").format(
+             hosts=s.min_hosts, memory=fmt(host_memory, "B", "si")),
+         _("{gpus:,} GPUs beyond those that keep up").format(gpus=extra_gpus),
+         "PS" if extra_gpus > 0 else _("either")),
     )
-    return Table(("question", "parameter server", "collective", "favours"), rows,
-                 caption="Each row computed for this workload. The recommendation: a mode "
-                         "that cannot keep up is out; of two that can, fewer GPUs wins, the "
-                         "collective on a tie. Servers and staleness are the PS's price.")
+    return Table((_("question"), _("parameter server"), _("collective"), _("favours")), rows,
+                 caption=_("Each row computed for this workload. The recommendation: a mode "
+                           "that cannot keep up is out; of two that can, fewer GPUs wins, the "
+                           "collective on a tie. Servers and staleness are the PS's price."))
 
 
 def _streaming_training(inputs: Inputs) -> Computed:
@@ -154,15 +164,17 @@ def _streaming_training(inputs: Inputs) -> Computed:
                              sync_interval_s=sync_s, sync_transfer_s=sync.transfer_s)
     warnings: list[str] = []
     if sync.link_load > 1:
-        warnings.append("The changed rows take longer to ship than the sync interval: the "
-                        "serving copy falls further behind at every sync.")
+        warnings.append(_("The changed rows take longer to ship than the sync interval: the "
+                          "serving copy falls further behind at every sync."))
     if plan.incremental_write_s > interval:
-        warnings.append("An incremental checkpoint takes longer to write than the interval "
-                        "between checkpoints.")
-    for m, label in (("ps", "PS"), ("collective", "collective")):
-        if now[m].samples_per_s < mean_rate:
-            warnings.append(f"As configured, the {label} job falls behind even the mean "
-                            "stream: its backlog grows without bound.")
+        warnings.append(_("An incremental checkpoint takes longer to write than the interval "
+                          "between checkpoints."))
+    if now["ps"].samples_per_s < mean_rate:
+        warnings.append(_("As configured, the PS job falls behind even the mean stream: its "
+                          "backlog grows without bound."))
+    if now["collective"].samples_per_s < mean_rate:
+        warnings.append(_("As configured, the collective job falls behind even the mean "
+                          "stream: its backlog grows without bound."))
     return Computed(
         values={
             "recommended_mode": mode,
@@ -204,11 +216,13 @@ def _streaming_training(inputs: Inputs) -> Computed:
             "checkpoint_bandwidth_reduction": plan.bandwidth_reduction,
         },
         warnings=warnings,
-        notes=["Workers added at a fixed local batch (the global batch grows with them); "
-               "compute is the dense part at 6 FLOP per parameter per sample; "
-               + ("compute and communication overlap (the larger sets the step)."
-                  if overlap else "compute and communication add."),
-               "Distinct rows: all tables as one Zipf-distributed ID space."],
+        notes=[_("Workers added at a fixed local batch (the global batch grows with them); "
+                 "compute is the dense part at 6 FLOP per parameter per sample; compute and "
+                 "communication overlap (the larger sets the step).") if overlap else
+               _("Workers added at a fixed local batch (the global batch grows with them); "
+                 "compute is the dense part at 6 FLOP per parameter per sample; compute and "
+                 "communication add."),
+               _("Distinct rows: all tables as one Zipf-distributed ID space.")],
         table=_verdict_table(sizing, ps_stale=stale, sync=sync,
                              host_memory=inputs.num("host_memory")),
     )

@@ -12,6 +12,7 @@ import math
 import re
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.core.unit_parsing import UnitError, parse_quantity
 
@@ -84,15 +85,17 @@ _NAME = re.compile(r"^[A-Za-z_][\w.\-]*$")
 _SPLIT = re.compile(r"[\s,;]+")
 
 
-def _whole(token: str, what: str, low: float, high: float, where: str) -> int:
+def _whole(token: str, what: str, low: float, high: float, line: int) -> int:
     try:
         value = parse_quantity(token, "row")
     except UnitError:
-        raise ValidationError("tables", f"{where}: {token[:30]!r} is not a number") from None
+        raise ValidationError("tables", _("line {line}: {token} is not a number").format(
+            line=line, token=repr(token[:30]))) from None
     if not math.isfinite(value) or value != int(value) or not low <= value <= high:
-        raise ValidationError(
-            "tables", f"{where}: {what} {token[:30]!r} must be a whole number from "
-            f"{low:g} to {high:g}")
+        raise ValidationError("tables", _(
+            "line {line}: {what} {token} must be a whole number from {low:g} to "
+            "{high:g}").format(line=line, what=what, token=repr(token[:30]), low=low,
+                               high=high))
     return int(value)
 
 
@@ -104,7 +107,6 @@ def parse_line(line: str, number: int, default_dim: int | None) -> TableSpec | N
     text = line.split("#", 1)[0].strip()
     if not text:
         return None
-    where = f"line {number}"
     numbers: list[str] = []
     names: list[str] = []
     for token in _SPLIT.split(text):
@@ -112,12 +114,14 @@ def parse_line(line: str, number: int, default_dim: int | None) -> TableSpec | N
             continue
         (names if _NAME.match(token) and not token[0].isdigit() else numbers).append(token)
     if len(names) > 1:
-        raise ValidationError("tables", f"{where}: more than one name ({', '.join(names[:3])})")
+        raise ValidationError("tables", _("line {line}: more than one name ({names})").format(
+            line=number, names=", ".join(names[:3])))
     if not numbers or len(numbers) > 2 or (len(numbers) == 1 and default_dim is None):
-        raise ValidationError(
-            "tables", f"{where}: expected 'rows dim' with an optional name, got {text[:40]!r}")
-    rows = _whole(numbers[0], "rows", 1, MAX_ROWS, where)
-    dim = (_whole(numbers[1], "dim", 1, MAX_DIM, where) if len(numbers) == 2
+        raise ValidationError("tables", _(
+            "line {line}: expected 'rows dim' with an optional name, got {text}").format(
+            line=number, text=repr(text[:40])))
+    rows = _whole(numbers[0], "rows", 1, MAX_ROWS, number)
+    dim = (_whole(numbers[1], "dim", 1, MAX_DIM, number) if len(numbers) == 2
            else int(default_dim or 0))
     return TableSpec(names[0] if names else f"T{number}", rows, dim)
 
@@ -133,9 +137,10 @@ def parse_tables(text: str, default_dim: int | None = None) -> tuple[TableSpec, 
         if table is not None:
             tables.append(table)
         if len(tables) > MAX_TABLES:
-            raise ValidationError("tables", f"line {number}: more than {MAX_TABLES} tables")
+            raise ValidationError("tables", _("line {line}: more than {most} tables").format(
+                line=number, most=MAX_TABLES))
     if not tables:
         known = ", ".join(PRESET_BY_ID)
-        raise ValidationError("tables",
-                              f"no tables given: paste 'rows dim' lines or one of {known}")
+        raise ValidationError("tables", _("no tables given: paste 'rows dim' lines or one "
+                                          "of {known}").format(known=known))
     return tuple(tables)

@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
+
 GB = 1e9
 #: nvbandwidth's 55.63 GB/s over PCIe 5.0 x16's 63.0 GB/s line rate.
 LINK_EFFICIENCY = 55.63 / 63.0
@@ -84,5 +86,5 @@ def host_side(accelerator: str) -> HostSide:
     side = HOST_SIDES.get(accelerator)
     if side is None:
         return HostSide(_HGX.link, _HGX.link_bandwidth, _HGX.host_memory_bandwidth,
-                        _HGX.host_memory, "no published host path: an HGX node's assumed")
+                        _HGX.host_memory, _("no published host path: an HGX node's assumed"))
     return side

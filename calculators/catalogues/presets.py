@@ -36,6 +36,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.catalogues.preset_entries import PRESET_BY_ID, PRESETS
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
@@ -143,8 +144,8 @@ def get(preset_id: str) -> Preset:
         return PRESET_BY_ID[preset_id]
     except (KeyError, TypeError):
         known = ", ".join(PRESET_BY_ID)
-        raise ValidationError(
-            "preset", f"unknown preset {str(preset_id)[:60]!r}; known: {known}") from None
+        raise ValidationError("preset", _("unknown preset {preset}; known: {known}").format(
+            preset=repr(str(preset_id)[:60]), known=known)) from None
 
 
 def assignments(calc: Calculator, preset: Preset) -> dict[str, PresetValue]:

@@ -20,6 +20,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from calculators.catalogues.fabrics import TRANSCEIVER_WATTS_PER_400G_END
+from calculators.core.i18n import _
 
 
 @dataclass(frozen=True)
@@ -112,12 +113,13 @@ def host_share(accelerator_id: str, board_watts: float) -> HostShare:
     published = SYSTEMS.get(BY_ACCELERATOR.get(accelerator_id, ""))
     if published is not None:
         return HostShare(published.host_watts_per_gpu,
-                         f"{published.name}: {published.system_watts / 1e3:g} kW for "
-                         f"{published.gpus} GPUs", derived=False)
+                         _("{system}: {kw:g} kW for {gpus} GPUs").format(
+                             system=published.name, kw=published.system_watts / 1e3,
+                             gpus=published.gpus), derived=False)
     ref = SYSTEMS[DERIVED_FROM.get(accelerator_id, REFERENCE_SYSTEM)]
     return HostShare(board_watts * (ref.ratio - 1.0),
-                     f"board power x {ref.ratio:.2f}, the {ref.name}'s ratio of system "
-                     "to GPU power (an assumption)",
+                     _("board power x {ratio:.2f}, the {system}'s ratio of system to GPU "
+                       "power (an assumption)").format(ratio=ref.ratio, system=ref.name),
                      derived=True)
 
 

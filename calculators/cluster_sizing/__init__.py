@@ -20,6 +20,7 @@ from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.cluster_sizing.dense import size_dense
 from calculators.cluster_sizing.machine import (
     ASSUMED,
+    CAPTIONS,
     SPARSE_LAYOUTS,
     Machine,
     Report,
@@ -29,6 +30,7 @@ from calculators.cluster_sizing.moe import size_moe
 from calculators.cluster_sizing.power import POWER_OUTPUTS, POWER_PARAMS, site_power
 from calculators.cluster_sizing.sparse import size_sparse
 from calculators.core.calculator import Calculator
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param, When
 from calculators.inputs import data, training
 from calculators.inputs.architecture import ARCHITECTURE_PARAMS
@@ -297,16 +299,16 @@ def size_cluster(inputs: Inputs) -> Computed:
     report = Report()
     kind = inputs.text("model_kind")
     {"dense": size_dense, "moe": size_moe, "sparse": size_sparse}[kind](inputs, machine, report)
-    report.notes.append(ASSUMED[kind])
+    report.notes.append(_(ASSUMED[kind]))
     report.values.setdefault("ep", None)  # expert parallelism: mixtures of experts only
     if kind == "sparse":  # no TP x PP x DP: the summary names the mode instead
-        report.values["layout"] = SPARSE_LAYOUTS[str(report.values["training_mode"])]
+        report.values["layout"] = _(SPARSE_LAYOUTS[str(report.values["training_mode"])])
     # The summary says whether the run meets its deadline, not only a warning below.
     report.values["deadline_status"] = deadline_status(report, machine)
     # The assumed and the planner's MFU are both against the BF16 peak.
     report.values["mfu_basis"] = peak_words(hardware.get(inputs.text("gpu")))
     site_power(inputs, machine, report)  # megawatts at the site (power.py)
-    return report.computed(f"How {inputs.text('model_kind')} sizing reached its answer")
+    return report.computed(_(CAPTIONS[kind]))
 
 
 CLUSTER_SIZING = Calculator(

@@ -18,6 +18,7 @@ from calculators.cluster_sizing.machine import (
 )
 from calculators.cluster_sizing.scan import scan_for_layout
 from calculators.cluster_sizing.steps import layout_traffic
+from calculators.core.i18n import _
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.architecture import matmul_params, total_params
 from calculators.formulas.model.flops import (
@@ -77,40 +78,45 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     wall_days, wall_hours = run.days / goodput, run.hours / goodput
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
-        training_mode="collective (TP x PP x DP)", total_flops=total, gpu_hours=wall_hours,
+        training_mode=_("collective (TP x PP x DP)"), total_flops=total, gpu_hours=wall_hours,
         wall_clock_days=wall_days, step_time=run.step_s, embedding_bytes=None, gpus_for_tables=None,
         ps_hosts=None, comm_time_per_step=None,
         checkpoint_bytes=checkpoint)
     if inputs["params"] is not None and abs(params / counted - 1) > 0.05:
-        report.notes.append(f"N = {fmt(params, '', 'count')} differs from the architecture's "
-                            f"{fmt(counted, '', 'count')}; the planner lays out the architecture.")
-    report.row("Training compute C", fmt(total, "FLOP", "sci"), _compute_why(
+        report.notes.append(_("N = {given} differs from the architecture's {counted}; the "
+                              "planner lays out the architecture.").format(
+            given=fmt(params, "", "count"), counted=fmt(counted, "", "count")))
+    report.row(_("Training compute C"), fmt(total, "FLOP", "sci"), _compute_why(
         count, machine.k, flop_params, per_token, tokens, given=inputs["params"] is not None))
     deadline_row(report, machine, exact, run.compute_hours)
-    report.row("GPUs for memory (floor)", f"{floor:,}",
-               f"{per_param.total:g} B of model states per parameter spread over every GPU "
-               f"must fit in {fmt(machine.capacity, 'B')} (ZeRO-3's best case)")
-    why = (f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
-           "whose parallel_plan winner fits and, by the planner's own step time, meets "
-           f"the deadline ({scan.tried_text})" if scan.fast_enough else
-           f"none of the whole {machine.per_node}-GPU node counts tried from "
-           f"{scan.start_gpus:,} GPUs meets the deadline by the planner's step time "
-           f"({scan.tried_text}): {scan.fallback_text}, by wall-clock")
-    report.row("GPUs", machine.nodes_text(n), why)
+    report.row(_("GPUs for memory (floor)"), f"{floor:,}",
+               _("{per_param:g} B of model states per parameter spread over every GPU must "
+                 "fit in {capacity} (ZeRO-3's best case)").format(
+                   per_param=per_param.total, capacity=fmt(machine.capacity, "B")))
+    why = (_("the fewest whole {per_node}-GPU nodes from {start:,} GPUs whose parallel_plan "
+             "winner fits and, by the planner's own step time, meets the deadline "
+             "({tried})") if scan.fast_enough else
+           _("none of the whole {per_node}-GPU node counts tried from {start:,} GPUs meets "
+             "the deadline by the planner's step time ({tried}): {fallback}, by wall-clock"))
+    report.row(_("GPUs"), machine.nodes_text(n), why.format(
+        per_node=machine.per_node, start=scan.start_gpus, tried=scan.tried_text,
+        fallback=scan.fallback_text))
     if floor > math.ceil(exact):
-        report.notes.append(f"Memory, not the deadline, sets the GPU count: {floor:,} GPUs "
-                            f"to hold the model states, {math.ceil(exact):,} for the compute.")
+        report.notes.append(_("Memory, not the deadline, sets the GPU count: {floor:,} GPUs "
+                              "to hold the model states, {compute:,} for the compute.").format(
+            floor=floor, compute=math.ceil(exact)))
     if plan is None or lay is None:
         empty_layout(report)
         report.values.update(dict.fromkeys((
             "intra_node_bytes_per_step", "inter_node_bytes_per_step",
             "intra_node_bandwidth_needed", "inter_node_bandwidth_needed")))
         report.values["inter_node_bandwidth_available"] = machine.nic_per_gpu
-        report.warnings.append(
-            f"No layout fits at any count of whole nodes from {scan.start_gpus:,} GPUs "
-            f"({scan.tried_text}): the global batch of "
-            f"{inputs.whole('global_batch'):,} sequences or the memory per GPU rules them "
-            "out. Try a larger batch, recomputation-friendly shapes or a larger GPU.")
+        report.warnings.append(_(
+            "No layout fits at any count of whole nodes from {start:,} GPUs ({tried}): the "
+            "global batch of {batch:,} sequences or the memory per GPU rules them out. Try a "
+            "larger batch, recomputation-friendly shapes or a larger GPU.").format(
+                start=scan.start_gpus, tried=scan.tried_text,
+                batch=inputs.whole("global_batch")))
     else:
         planner_mfu = _layout(report, machine, plan, lay, step=run.step_s, steps=steps,
                               batch_tokens=batch_tokens, count=count)
@@ -118,9 +124,9 @@ def size_dense(inputs: Inputs, machine: Machine, report: Report) -> None:
     per_token = inputs.opt("bytes_per_token") or (2.0 if arch.vocab <= 65_536 else 4.0)
     storage(report, machine, n, rate=tokens / (run.days * SECONDS_PER_DAY), item_bytes=per_token,
             items=tokens, what="tokens")
-    report.row("Checkpoint", fmt(checkpoint, "B"),
-               f"{checkpoint_bytes_per_param(per_param):g} B per parameter of weights and "
-               "optimizer states (gradients are not saved)")
+    report.row(_("Checkpoint"), fmt(checkpoint, "B"),
+               _("{per_param:g} B per parameter of weights and optimizer states (gradients "
+                 "are not saved)").format(per_param=checkpoint_bytes_per_param(per_param)))
     failures.report(report, n, ideal_days=run.days)
     money(report, inputs, machine, wall_hours)
 
@@ -169,8 +175,9 @@ def _late_with_failures(report: Report, machine: Machine, scan: Scan, run: RunTi
             and run.planner_days * SECONDS_PER_DAY <= machine.deadline_s):
         missed_deadline(report, machine, scan.num_gpus, wall_days=wall_s / SECONDS_PER_DAY,
                         training_days=run.days, goodput=goodput,
-                        why=f"no count tried meets it ({scan.tried_text}); "
-                            f"{scan.num_gpus:,} GPUs is {scan.fallback_text}")
+                        why=_("no count tried meets it ({tried}); {gpus:,} GPUs is "
+                              "{fallback}").format(tried=scan.tried_text, gpus=scan.num_gpus,
+                                                   fallback=scan.fallback_text))
 
 
 def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
@@ -180,27 +187,30 @@ def _wall_clock(report: Report, machine: Machine, lay: Layout, run: RunTime,
     the warning if only failures make the run late."""
     _late_with_failures(report, machine, scan, run, goodput)
     compute_days, planner_days = run.compute_days, run.planner_days
-    both = (f"the longer of {fmt(compute_days, 'days', 'fixed')} at the assumed "
-            f"{machine.mfu:.1%} MFU and {fmt(planner_days, 'days', 'fixed')} by the "
-            f"planner's step model ({planner_mfu:.1%} MFU, over the attention its kernel "
-            "computes)")
+    both = _("the longer of {compute} at the assumed {mfu:.1%} MFU and {planner} by the "
+             "planner's step model ({planner_mfu:.1%} MFU, over the attention its kernel "
+             "computes)").format(compute=fmt(compute_days, "days", "fixed"), mfu=machine.mfu,
+                                 planner=fmt(planner_days, "days", "fixed"),
+                                 planner_mfu=planner_mfu)
     if planner_days > compute_days:
         name, waited = max(((part, t) for part, t in lay.parts() if part != "compute"),
                            key=lambda part: part[1])
-        report.row("Training time (before failures)",
-                   f"{fmt(planner_days, 'days', 'fixed')}: the planner's estimate",
-                   f"{both}: this layout cannot reach the assumed MFU; its largest cost "
-                   f"besides compute is {name}, {fmt(waited, 's')} of a "
-                   f"{fmt(lay.step_s, 's')} step")
+        report.row(_("Training time (before failures)"),
+                   _("{days}: the planner's estimate").format(
+                       days=fmt(planner_days, "days", "fixed")),
+                   _("{both}: this layout cannot reach the assumed MFU; its largest cost "
+                     "besides compute is {part}, {time} of a {step} step").format(
+                       both=both, part=_(name), time=fmt(waited, "s"), step=fmt(lay.step_s, "s")))
     else:
-        report.row("Training time (before failures)",
-                   f"{fmt(compute_days, 'days', 'fixed')}: at the assumed MFU",
-                   f"{both}: the assumed MFU also covers what the step model leaves out")
+        report.row(_("Training time (before failures)"),
+                   _("{days}: at the assumed MFU").format(days=fmt(compute_days, "days", "fixed")),
+                   _("{both}: the assumed MFU also covers what the step model leaves "
+                     "out").format(both=both))
     if machine.k >= 8 and lay.recompute != "full":
-        report.warnings.append(
-            f"The compute counts {machine.k:g} FLOP per parameter per token, full "
-            f"recomputation's count, but the planner's layout recomputes "
-            f"{lay.recompute}: count 6 with an MFU, so that both describe the same run.")
+        report.warnings.append(_(
+            "The compute counts {k:g} FLOP per parameter per token, full recomputation's "
+            "count, but the planner's layout recomputes {recompute}: count 6 with an MFU, so "
+            "that both describe the same run.").format(k=machine.k, recompute=lay.recompute))
 
 
 def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: float,
@@ -225,45 +235,57 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *, step: 
         intra_node_bandwidth_needed=traffic.intra_bytes / step,
         inter_node_bandwidth_needed=traffic.inter_bytes / step,
         inter_node_bandwidth_available=machine.nic_per_gpu)
-    report.row("Layout", f"TP {lay.tp} x CP {lay.cp} x PP {lay.pp} x DP {lay.dp}, micro-batch "
-               f"{lay.micro_batch}, recompute {lay.recompute}, ZeRO {lay.zero_stage}",
-               f"parallel_plan's recommended layout (the simplest that fits within "
-               f"{plan.tolerance:.0%} of the fastest, and meets the deadline if one "
-               f"such does), of the {plan.considered:,} its rules allow at {n:,} GPUs")
-    report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of "
-               f"{fmt(machine.capacity, 'B')} ({fmt(headroom, 'B')} free)",
-               "model states, activations, the output layer's logits and working buffers "
-               f"(model_memory); a layout must leave "
-               f"{1 - plan.cluster.memory_bytes / machine.capacity:.0%} of the GPU free "
-               "for the CUDA context, communication buffers and fragmentation")
-    report.row("Step time at the assumed MFU", fmt(step, "s"),
-               f"{batch_tokens:,} tokens per step; the traffic below must move in this "
-               "time to stay hidden behind compute")
+    report.row(_("Layout"), _("TP {tp} x CP {cp} x PP {pp} x DP {dp}, micro-batch {micro}, "
+                              "recompute {recompute}, ZeRO {zero}").format(
+        tp=lay.tp, cp=lay.cp, pp=lay.pp, dp=lay.dp, micro=lay.micro_batch,
+        recompute=lay.recompute, zero=lay.zero_stage),
+               _("parallel_plan's recommended layout (the simplest that fits within "
+                 "{tolerance:.0%} of the fastest, and meets the deadline if one such does), "
+                 "of the {considered:,} its rules allow at {gpus:,} GPUs").format(
+                   tolerance=plan.tolerance, considered=plan.considered, gpus=n))
+    report.row(_("Memory per GPU"), _("{used} of {capacity} ({free} free)").format(
+        used=fmt(lay.memory_bytes, "B"), capacity=fmt(machine.capacity, "B"),
+        free=fmt(headroom, "B")),
+               _("model states, activations, the output layer's logits and working buffers "
+                 "(model_memory); a layout must leave {reserve:.0%} of the GPU free for the "
+                 "CUDA context, communication buffers and fragmentation").format(
+                   reserve=1 - plan.cluster.memory_bytes / machine.capacity))
+    report.row(_("Step time at the assumed MFU"), fmt(step, "s"),
+               _("{tokens:,} tokens per step; the traffic below must move in this time to "
+                 "stay hidden behind compute").format(tokens=batch_tokens))
     nvlink = machine.gpu.scale_up_bandwidth
-    report.row("In-node traffic per GPU", f"{fmt(traffic.intra_bytes, 'B')} per step = "
-               f"{fmt(traffic.intra_bytes / step, 'B/s')}",
-               f"TP allreduces and the in-node phases of DP; NVLink gives "
-               f"{fmt(nvlink, 'B/s')} per direction")
-    report.row("Network traffic per GPU", f"{fmt(traffic.inter_bytes, 'B')} per step = "
-               f"{fmt(traffic.inter_bytes / step, 'B/s')}",
-               f"the across-node phases of DP{' and TP' if lay.tp_inter else ''}"
-               f"{' and the pipeline sends' if lay.pp_inter else ''}; the NICs give "
-               f"{fmt(machine.nic_per_gpu, 'B/s')} per GPU")
-    report.row("Planner's estimate", f"{planner_days:,.1f} days at {planner_mfu:.1%} MFU",
-               f"its step model: {lay.step_s:.3g} s per step x {steps:,.0f} steps")
+    per_step = _("{bytes} per step = {rate}")
+    report.row(_("In-node traffic per GPU"), per_step.format(
+        bytes=fmt(traffic.intra_bytes, "B"), rate=fmt(traffic.intra_bytes / step, "B/s")),
+               _("TP allreduces and the in-node phases of DP; NVLink gives {rate} per "
+                 "direction").format(rate=fmt(nvlink, "B/s")))
+    phases = {(False, False): _("the across-node phases of DP"),
+              (True, False): _("the across-node phases of DP and TP"),
+              (False, True): _("the across-node phases of DP and the pipeline sends"),
+              (True, True): _("the across-node phases of DP and TP and the pipeline sends")}
+    report.row(_("Network traffic per GPU"), per_step.format(
+        bytes=fmt(traffic.inter_bytes, "B"), rate=fmt(traffic.inter_bytes / step, "B/s")),
+               _("{phases}; the NICs give {rate} per GPU").format(
+                   phases=phases[bool(lay.tp_inter), bool(lay.pp_inter)],
+                   rate=fmt(machine.nic_per_gpu, "B/s")))
+    report.row(_("Planner's estimate"), _("{days:,.1f} days at {mfu:.1%} MFU").format(
+        days=planner_days, mfu=planner_mfu),
+               _("its step model: {step:.3g} s per step x {steps:,.0f} steps").format(
+                   step=lay.step_s, steps=steps))
     if traffic.inter_bytes / step > machine.nic_per_gpu:
-        report.warnings.append(
-            f"The layout needs {fmt(traffic.inter_bytes / step, 'B/s')} of network per "
-            f"GPU to hide its traffic, more than the {fmt(machine.nic_per_gpu, 'B/s')} "
-            "line rate: communication will show in the step time.")
+        report.warnings.append(_(
+            "The layout needs {need} of network per GPU to hide its traffic, more than the "
+            "{line} line rate: communication will show in the step time.").format(
+                need=fmt(traffic.inter_bytes / step, "B/s"),
+                line=fmt(machine.nic_per_gpu, "B/s")))
     if planner_days > machine.deadline_s / SECONDS_PER_DAY:
-        report.warnings.append(
-            f"At the planner's estimate ({planner_mfu:.1%} MFU against the assumed "
-            f"{machine.mfu:.1%}) the run takes {planner_days:,.1f} days of training, before "
-            "failures, and misses the deadline. Data parallelism cannot exceed the global "
-            "batch; beyond it, GPUs go into pipeline stages with few micro-batches and large "
-            "bubbles. A larger "
-            "global batch, a longer deadline or a faster GPU is needed.")
+        report.warnings.append(_(
+            "At the planner's estimate ({planner_mfu:.1%} MFU against the assumed "
+            "{mfu:.1%}) the run takes {days:,.1f} days of training, before failures, and "
+            "misses the deadline. Data parallelism cannot exceed the global batch; beyond "
+            "it, GPUs go into pipeline stages with few micro-batches and large bubbles. A "
+            "larger global batch, a longer deadline or a faster GPU is needed.").format(
+                planner_mfu=planner_mfu, mfu=machine.mfu, days=planner_days))
     return planner_mfu
 
 
@@ -279,10 +301,18 @@ def _compute_why(count: FlopCount, k: float, flop_params: float, per_token: floa
                  tokens: float, *, given: bool) -> str:
     """The "Training compute C" row's reason: the count, N and the attention's part."""
     attention = per_token - k * flop_params
-    which = ("given" if given else
-             "the weights a token multiplies: the input embedding, a lookup, left out")
-    scores = (f"plus {fmt(attention * tokens, 'FLOP', 'sci')} of attention scores" if attention
-              else "no attention scores")
-    return (f"{k:g} x N x D with N = {fmt(flop_params, '', 'count')} ({which}), {scores}; D = "
-            f"{fmt(tokens, 'tokens', 'count')}. Counted as {count.label}, the count the "
-            "assumed MFU must be in too (flop_count; training_compute counts the same)")
+    which = (_("given") if given else
+             _("the weights a token multiplies: the input embedding, a lookup, left out"))
+    return _("{k:g} x N x D with N = {params} ({which}), {scores}; D = {tokens}. Counted as "
+             "{count}, the count the assumed MFU must be in too (flop_count; "
+             "training_compute counts the same)").format(
+        k=k, params=fmt(flop_params, "", "count"), which=which,
+        scores=attention_scores(attention * tokens if attention else None),
+        tokens=fmt(tokens, "tokens", "count"), count=_(count.label))
+
+
+def attention_scores(flops: float | None) -> str:
+    """The attention scores' part of C in words (None: not counted), for the "Training
+    compute C" row."""
+    return (_("no attention scores") if flops is None else
+            _("plus {flops} of attention scores").format(flops=fmt(flops, "FLOP", "sci")))

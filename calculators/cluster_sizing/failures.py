@@ -13,12 +13,13 @@ from typing import TYPE_CHECKING
 
 from calculators.cluster_sizing.machine import fmt
 from calculators.cluster_sizing.steps import MAX_GPUS
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.model.flops import gpu_seconds
 from calculators.inputs.reliability import (
     ASSUMED_STORAGE,
-    ESTIMATE_BASIS,
     Goodput,
+    estimate_basis,
     goodput_for,
 )
 
@@ -68,12 +69,13 @@ class Failures:
         """GPUs that finish by the deadline once goodput is counted: n = n1 / g(n), with
         n1 the count at goodput 1, solved by iteration (n grows, g falls, each round)."""
         n = at_full_goodput
-        for _ in range(MAX_ROUNDS):
+        for _round in range(MAX_ROUNDS):
             nxt = at_full_goodput / self.at(n).value
             if nxt > MAX_GPUS:
-                raise ValidationError("deadline_days", f"with a goodput of "
-                                      f"{self.at(n).value:.1%} the deadline needs more "
-                                      f"than the {MAX_GPUS:,} GPUs this calculator sizes")
+                raise ValidationError("deadline_days", _(
+                    "with a goodput of {goodput:.1%} the deadline needs more than the "
+                    "{most:,} GPUs this calculator sizes").format(goodput=self.at(n).value,
+                                                                  most=MAX_GPUS))
             if abs(nxt - n) <= 1e-9 * n:
                 return nxt
             n = nxt
@@ -86,42 +88,52 @@ class Failures:
         plan = used.plan
         report.values.update(goodput=used.value, checkpoint_interval=plan.interval_s,
                              checkpoint_write_time=plan.write_s)
-        checkpoint = (f"a checkpoint every {fmt(plan.interval_s, 's', 'duration')}, "
-                      f"written in {fmt(plan.write_s, 's', 'duration')}"
-                      + _bound_by(plan.write_s, self.checkpoint_bytes, self.hosts)
-                      + f", a restart in {fmt(plan.restart_s, 's', 'duration')}")
+        checkpoint = _("a checkpoint every {interval}, {written}, a restart in "
+                       "{restart}").format(
+            interval=fmt(plan.interval_s, "s", "duration"),
+            written=_written(plan.write_s, self.checkpoint_bytes, self.hosts),
+            restart=fmt(plan.restart_s, "s", "duration"))
         if used.estimated:
-            report.row("Goodput", f"{used.value:.1%}",
-                       f"the goodput model at {gpus:,} GPUs: an interruption every "
-                       f"{fmt(plan.mtbi_s, 's', 'duration')}, {checkpoint} ({ESTIMATE_BASIS})")
+            report.row(_("Goodput"), f"{used.value:.1%}",
+                       _("the goodput model at {gpus:,} GPUs: an interruption every {mtbi}, "
+                         "{checkpoint} ({basis})").format(
+                           gpus=gpus, mtbi=fmt(plan.mtbi_s, "s", "duration"),
+                           checkpoint=checkpoint, basis=estimate_basis()))
         else:
-            report.row("Goodput", f"{used.value:.1%} (given)",
-                       f"the goodput model would give {plan.goodput:.1%} here, with "
-                       f"{checkpoint}; leave goodput blank to use it with an MFU of the "
-                       "steps that run (one read from a run's total GPU-hours already "
-                       "contains its failures)")
-        lost = ("failures ignored" if used.value >= 1.0 else
-                "checkpoints, work redone and restarts take the rest")
+            report.row(_("Goodput"), _("{goodput:.1%} (given)").format(goodput=used.value),
+                       _("the goodput model would give {goodput:.1%} here, with "
+                         "{checkpoint}; leave goodput blank to use it with an MFU of the "
+                         "steps that run (one read from a run's total GPU-hours already "
+                         "contains its failures)").format(goodput=plan.goodput,
+                                                          checkpoint=checkpoint))
         if ideal_days is None:  # a design that fits nowhere: no run, so no time to give
-            report.row("Wall-clock time", "none", "nothing fits, so no run to time")
+            report.row(_("Wall-clock time"), _("none"), _("nothing fits, so no run to time"))
             return used
-        report.row("Wall-clock time", f"{ideal_days / used.value:,.1f} days",
-                   f"{ideal_days:,.1f} days of training / {used.value:.1%} goodput ({lost}); "
-                   "the headline, GPU-hours, cost and energy follow this time, and the GPU "
-                   "count was sized for it")
+        why = (_("{days:,.1f} days of training / {goodput:.1%} goodput (failures ignored); "
+                 "the headline, GPU-hours, cost and energy follow this time, and the GPU "
+                 "count was sized for it") if used.value >= 1.0 else
+               _("{days:,.1f} days of training / {goodput:.1%} goodput (checkpoints, work "
+                 "redone and restarts take the rest); the headline, GPU-hours, cost and "
+                 "energy follow this time, and the GPU count was sized for it"))
+        report.row(_("Wall-clock time"),
+                   _("{days:,.1f} days").format(days=ideal_days / used.value),
+                   why.format(days=ideal_days, goodput=used.value))
         return used
 
 
-def _bound_by(write_s: float, checkpoint_bytes: float, hosts: Hosts | None) -> str:
-    """What sets the write time when parameter servers hold part of the checkpoint: their
-    NICs, the storage's cap or the GPU nodes' links (for the Goodput row)."""
+def _written(write_s: float, checkpoint_bytes: float, hosts: Hosts | None) -> str:
+    """The write time, and what sets it when parameter servers hold part of the
+    checkpoint: their NICs, the storage's cap or the GPU nodes' links (for the Goodput
+    row)."""
+    time = fmt(write_s, "s", "duration")
     if hosts is None:
-        return ""
+        return _("written in {time}").format(time=time)
     writers = hosts.writers()
     if writers.alone_s >= write_s * (1 - 1e-9):
-        return (f" at the {writers.count:,} parameter servers' "
-                f"{fmt(hosts.nic_bytes_per_s, 'B/s')} NICs "
-                f"({fmt(hosts.checkpoint_bytes / writers.count, 'B')} each)")
+        return _("written in {time} at the {servers:,} parameter servers' {nic} NICs "
+                 "({size} each)").format(time=time, servers=writers.count,
+                                         nic=fmt(hosts.nic_bytes_per_s, "B/s"),
+                                         size=fmt(hosts.checkpoint_bytes / writers.count, "B"))
     if checkpoint_bytes / ASSUMED_STORAGE.aggregate_bytes_per_s >= write_s * (1 - 1e-9):
-        return " at the storage's cap"
-    return " at the GPU nodes' links"
+        return _("written in {time} at the storage's cap").format(time=time)
+    return _("written in {time} at the GPU nodes' links").format(time=time)

@@ -10,6 +10,7 @@ from calculators.catalogues import hardware
 from calculators.cluster_sizing.steps import MAX_GPUS
 from calculators.core import units
 from calculators.core.calculator import Computed, Table
+from calculators.core.i18n import N_, _
 from calculators.core.spec import ValidationError
 from calculators.formulas.model.flops import co2_tonnes, energy_kwh, gpu_seconds
 from calculators.formulas.sparse.data_loading import read_bandwidth
@@ -59,15 +60,17 @@ class Machine:
         """GPUs that finish ``flops`` by the deadline at the assumed MFU (formulas.model.flops)."""
         exact = gpu_seconds(flops, self.gpu.peak_bf16_flops, self.mfu) / self.deadline_s
         if exact > MAX_GPUS:
-            raise ValidationError("deadline_days", f"{self.deadline_s / SECONDS_PER_DAY:g} "
-                                  f"days needs {exact:,.0f} GPUs at this MFU, more than the "
-                                  f"{MAX_GPUS:,} this calculator sizes")
+            raise ValidationError("deadline_days", _(
+                "{days:g} days needs {gpus:,.0f} GPUs at this MFU, more than the {most:,} "
+                "this calculator sizes").format(days=self.deadline_s / SECONDS_PER_DAY,
+                                                gpus=exact, most=MAX_GPUS))
         return exact
 
     def nodes_text(self, gpus: int) -> str:
         """GPUs and whole nodes, as in "1,024 (128 nodes)"."""
         nodes = gpus // self.per_node
-        return f"{gpus:,} ({nodes:,} node{'' if nodes == 1 else 's'})"
+        said = _("{gpus:,} ({nodes:,} node)") if nodes == 1 else _("{gpus:,} ({nodes:,} nodes)")
+        return said.format(gpus=gpus, nodes=nodes)
 
     def whole_nodes(self, gpus: float) -> int:
         return max(1, math.ceil(gpus / self.per_node)) * self.per_node
@@ -87,28 +90,34 @@ class Report:
 
     def computed(self, caption: str) -> Computed:
         return Computed(values=self.values, warnings=self.warnings, notes=self.notes,
-                        table=Table(("step", "value", "why"), tuple(self.rows), caption))
+                        table=Table((_("step"), _("value"), _("why")), tuple(self.rows),
+                                    caption))
 
 
 def deadline_row(report: Report, machine: Machine, exact: float, compute_hours: float) -> None:
     """The "GPUs for the deadline" step: compute alone, at the assumed MFU (dense and MoE)."""
-    report.row("GPUs for the deadline", fmt(exact, "", "count"),
-               f"{fmt(compute_hours, 'GPU-hours', 'count')} at {machine.mfu:.1%} of "
-               f"{machine.gpu.name}'s {fmt(machine.gpu.peak_bf16_flops, 'FLOP/s')}, over "
-               f"{machine.deadline_s / SECONDS_PER_DAY:g} days")
+    report.row(_("GPUs for the deadline"), fmt(exact, "", "count"),
+               _("{hours} at {mfu:.1%} of {gpu}'s {peak}, over {days:g} days").format(
+                   hours=fmt(compute_hours, "GPU-hours", "count"), mfu=machine.mfu,
+                   gpu=machine.gpu.name, peak=fmt(machine.gpu.peak_bf16_flops, "FLOP/s"),
+                   days=machine.deadline_s / SECONDS_PER_DAY))
 
 
 def missed_deadline(report: Report, machine: Machine, gpus: int, *, wall_days: float,
                     training_days: float, goodput: float, why: str) -> None:
     """The warning when the wall-clock at the count chosen is past the deadline (dense
     and MoE), with ``why`` no count did better."""
-    lost = (f", {wall_days - training_days:,.1f} lost to failures at a goodput of "
-            f"{goodput:.1%}" if goodput < 1.0 else "")
-    report.warnings.append(
-        f"The run misses its {machine.deadline_s / SECONDS_PER_DAY:g}-day deadline: on "
-        f"{gpus:,} GPUs it takes {wall_days:,.1f} days of wall-clock ({training_days:,.1f} "
-        f"of training{lost}). {why[0].upper()}{why[1:]}. A larger global batch, a faster "
-        "network or GPU, or a longer deadline is needed.")
+    said = (_("The run misses its {deadline:g}-day deadline: on {gpus:,} GPUs it takes "
+              "{wall:,.1f} days of wall-clock ({training:,.1f} of training, {lost:,.1f} lost "
+              "to failures at a goodput of {goodput:.1%}). {why}. A larger global batch, a "
+              "faster network or GPU, or a longer deadline is needed.") if goodput < 1.0 else
+            _("The run misses its {deadline:g}-day deadline: on {gpus:,} GPUs it takes "
+              "{wall:,.1f} days of wall-clock ({training:,.1f} of training). {why}. A larger "
+              "global batch, a faster network or GPU, or a longer deadline is needed."))
+    report.warnings.append(said.format(
+        deadline=machine.deadline_s / SECONDS_PER_DAY, gpus=gpus, wall=wall_days,
+        training=training_days, lost=wall_days - training_days, goodput=goodput,
+        why=why[0].upper() + why[1:]))
 
 
 def deadline_status(report: Report, machine: Machine) -> str | None:
@@ -119,27 +128,33 @@ def deadline_status(report: Report, machine: Machine) -> str | None:
         return None
     deadline = machine.deadline_s / SECONDS_PER_DAY
     if days <= deadline * (1 + 1e-9):
-        return f"met: {days:,.1f} of {deadline:g} days"
-    return f"MISSED by {days - deadline:,.1f} days ({days:,.1f} against {deadline:g})"
+        return _("met: {days:,.1f} of {deadline:g} days").format(days=days, deadline=deadline)
+    return _("MISSED by {late:,.1f} days ({days:,.1f} against {deadline:g})").format(
+        late=days - deadline, days=days, deadline=deadline)
 
 
 #: A sparse sizing's layout in the summary, by its training mode.
-SPARSE_LAYOUTS = {"collective": "collective: tables sharded over the GPUs",
-                  "ps": "parameter servers hold the tables",
-                  "neither": "none: the tables fit neither way"}
+SPARSE_LAYOUTS = {"collective": N_("collective: tables sharded over the GPUs"),
+                  "ps": N_("parameter servers hold the tables"),
+                  "neither": N_("none: the tables fit neither way")}
+#: The reasoning table's caption, by the kind of sizing.
+CAPTIONS = {"dense": N_("How dense sizing reached its answer"),
+            "moe": N_("How moe sizing reached its answer"),
+            "sparse": N_("How sparse sizing reached its answer")}
 
 #: What each kind of sizing assumes, said with its answer.
 ASSUMED = {
-    "dense": "Assumed: the MFU is that of the steps that run (failures are the goodput's); "
-             "the planner's own step model (every operation at its measured kernel and link "
-             "speed) bounds it: the training time is the longer of the two estimates, and "
-             "the wall-clock time that over the goodput.",
-    "moe": "Assumed: the MFU is that of the steps that run (failures are the goodput's) and "
-           "counts the active parameters (6 N_active D); the expert-parallel planner's step "
-           "model bounds it, its alltoalls hidden behind another micro-batch's compute at "
-           "the overlap efficiency.",
-    "sparse": "Assumed: compute at the given MFU counts only the dense MLPs; communication "
-              "as sparse_training models it, hidden behind compute up to the step's length.",
+    "dense": N_("Assumed: the MFU is that of the steps that run (failures are the goodput's); "
+                "the planner's own step model (every operation at its measured kernel and "
+                "link speed) bounds it: the training time is the longer of the two "
+                "estimates, and the wall-clock time that over the goodput."),
+    "moe": N_("Assumed: the MFU is that of the steps that run (failures are the goodput's) "
+              "and counts the active parameters (6 N_active D); the expert-parallel "
+              "planner's step model bounds it, its alltoalls hidden behind another "
+              "micro-batch's compute at the overlap efficiency."),
+    "sparse": N_("Assumed: compute at the given MFU counts only the dense MLPs; communication "
+                 "as sparse_training models it, hidden behind compute up to the step's "
+                 "length."),
 }
 
 
@@ -153,24 +168,24 @@ def money(report: Report, inputs: Inputs, machine: Machine, gpu_hours: float, *,
     cost = gpu_hours * inputs.num("price_per_gpu_hour") + (ps_cost or 0.0)
     energy = carbon = None
     if machine.power is None:
-        report.warnings.append(f"{machine.gpu.name} has no published power figure: set "
-                               "gpu_power_watts to get energy and CO2.")
+        report.warnings.append(_("{gpu} has no published power figure: set gpu_power_watts "
+                                 "to get energy and CO2.").format(gpu=machine.gpu.name))
     else:
         energy = energy_kwh(gpu_hours, machine.power, inputs.num("pue"))
         carbon = co2_tonnes(energy, inputs.num("carbon_intensity"))
     report.values.update(cost_usd=cost, ps_cost_usd=ps_cost, energy_kwh=energy,
                          co2_tonnes=carbon)
-    hosts = "" if not ps_cost else (
-        f" (PS hosts: {fmt(ps_host_hours, 'host-h', 'count')} x "
-        f"{fmt(inputs.num('price_per_ps_host_hour'), 'USD/h', 'usd')} = "
-        f"{fmt(ps_cost, 'USD', 'usd')})")
-    report.row("Cost, energy, carbon",
-               f"{fmt(cost, 'USD', 'usd')}{hosts}; {fmt(energy, 'kWh', 'count')}; "
-               f"{fmt(carbon, 'tCO2e', 'count')}",
-               "GPU-hours x price, plus any PS host-hours x theirs; x GPU power x PUE; x "
-               "grid intensity (Meta's method, LLaMA Table 15). Energy either way off: "
-               "hosts, network and storage are left out (too low), and every hour is at "
-               "board power (too high).")
+    value = ("{cost}; {energy}; {carbon}" if not ps_cost else
+             _("{cost} (PS hosts: {hours} x {price} = {ps_cost}); {energy}; {carbon}"))
+    report.row(_("Cost, energy, carbon"), value.format(
+        cost=fmt(cost, "USD", "usd"), hours=fmt(ps_host_hours, "host-h", "count"),
+        price=fmt(inputs.num("price_per_ps_host_hour"), "USD/h", "usd"),
+        ps_cost=fmt(ps_cost, "USD", "usd"), energy=fmt(energy, "kWh", "count"),
+        carbon=fmt(carbon, "tCO2e", "count")),
+               _("GPU-hours x price, plus any PS host-hours x theirs; x GPU power x PUE; x "
+                 "grid intensity (Meta's method, LLaMA Table 15). Energy either way off: "
+                 "hosts, network and storage are left out (too low), and every hour is at "
+                 "board power (too high)."))
 
 
 def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes: float,
@@ -181,14 +196,18 @@ def storage(report: Report, machine: Machine, n: int, *, rate: float, item_bytes
     share = per_gpu / machine.nic_per_gpu
     report.values.update(read_bandwidth=bandwidth, read_bandwidth_per_gpu=per_gpu,
                          dataset_bytes=items * item_bytes)
-    nic = f"{share:.1%}" if share >= 0.001 else "under 0.1%"
-    report.row("Storage read bandwidth", f"{fmt(bandwidth, 'B/s')} ({fmt(per_gpu, 'B/s')} "
-               f"per GPU, {nic} of its NIC)",
-               f"{fmt(rate, what + '/s', 'count')} x {fmt(item_bytes, 'B')} each, at the "
-               f"pace of the run ({fmt(items * item_bytes, 'B')} of data; data_pipeline)")
+    nic = f"{share:.1%}" if share >= 0.001 else _("under 0.1%")
+    report.row(_("Storage read bandwidth"),
+               _("{rate} ({per_gpu} per GPU, {nic} of its NIC)").format(
+                   rate=fmt(bandwidth, "B/s"), per_gpu=fmt(per_gpu, "B/s"), nic=nic),
+               _("{rate} x {size} each, at the pace of the run ({data} of data; "
+                 "data_pipeline)").format(rate=fmt(rate, what + "/s", "count"),
+                                          size=fmt(item_bytes, "B"),
+                                          data=fmt(items * item_bytes, "B")))
     if share > NIC_SHARE_WARNING:
-        report.warnings.append(f"Reading data takes {share:.0%} of each GPU's NIC: give "
-                               "storage its own network or cache the data locally.")
+        report.warnings.append(_("Reading data takes {share:.0%} of each GPU's NIC: give "
+                                 "storage its own network or cache the data locally.").format(
+            share=share))
 
 
 def empty_layout(report: Report) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
-from calculators.cluster_sizing.dense import RunTime
+from calculators.cluster_sizing.dense import RunTime, attention_scores
 from calculators.cluster_sizing.failures import Failures
 from calculators.cluster_sizing.machine import (
     SECONDS_PER_DAY,
@@ -21,6 +21,7 @@ from calculators.cluster_sizing.machine import (
 from calculators.cluster_sizing.scan import MAX_MOE_SCAN_WORK, scan_for_layout
 from calculators.cluster_sizing.steps import Plan, layout_traffic
 from calculators.core.calculator import validate
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import computed_count, flop_count
@@ -59,7 +60,8 @@ def moe_plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
         model = moe_architecture(inputs)
     except ValidationError as err:
         if err.input_name in raw and err.input_name != "num_gpus":
-            raise ValidationError(blame, f"leads to moe_plan rejecting {err}") from None
+            raise ValidationError(blame, _("leads to moe_plan rejecting {error}").format(
+                error=err)) from None
         raise
     seq, cluster = inputs.whole("seq_len"), planner_cluster(inputs)
     if not search_layouts:
@@ -126,31 +128,35 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
     goodput = failures.at(n).value
     report.values.update(
         num_gpus=float(n), num_nodes=float(n // machine.per_node), gpus_for_deadline=exact,
-        training_mode="collective (EP x TP x PP x DP)", total_flops=total,
+        training_mode=_("collective (EP x TP x PP x DP)"), total_flops=total,
         gpu_hours=run.hours / goodput, wall_clock_days=run.days / goodput, step_time=run.step_s,
         embedding_bytes=None, gpus_for_tables=None, ps_hosts=None, comm_time_per_step=None,
         checkpoint_bytes=checkpoint)
-    report.row("Training compute C", fmt(total, "FLOP", "sci"),
-               f"{machine.k:g} x N_active x D with N_active = {fmt(active, '', 'count')} of "
-               f"{fmt(held, '', 'count')} parameters (the weights a token multiplies, "
-               f"moe_params, and the MTP modules' pass"
-               f"{'' if model.mtp_modules else ': none here'}), "
-               + (f"plus {fmt((per_token - machine.k * active) * tokens, 'FLOP', 'sci')} of "
-                  "attention scores" if count.attention_share else "no attention scores")
-               + f"; D = {fmt(tokens, 'tokens', 'count')}. Counted as {count.label}, "
-               "the count the assumed MFU must be in too (flop_count)")
+    which = (_("the weights a token multiplies, moe_params, and the MTP modules' pass")
+             if model.mtp_modules else _("the weights a token multiplies, moe_params, and "
+                                         "the MTP modules' pass: none here"))
+    report.row(_("Training compute C"), fmt(total, "FLOP", "sci"), _(
+        "{k:g} x N_active x D with N_active = {active} of {held} parameters ({which}), "
+        "{scores}; D = {tokens}. Counted as {count}, the count the assumed MFU must be in "
+        "too (flop_count)").format(
+            k=machine.k, active=fmt(active, "", "count"), held=fmt(held, "", "count"),
+            which=which, scores=attention_scores(
+                (per_token - machine.k * active) * tokens if count.attention_share else None),
+            tokens=fmt(tokens, "tokens", "count"), count=_(count.label)))
     deadline_row(report, machine, exact, run.compute_hours)
-    report.row("GPUs for memory (floor)", f"{floor:,}",
-               f"{per_param.total:g} B of model states for each of the "
-               f"{fmt(held, '', 'count')} parameters (all experts and the MTP module) spread "
-               f"over every GPU must fit in {fmt(machine.capacity, 'B')}")
-    report.row("GPUs", machine.nodes_text(n),
-               f"the fewest whole {machine.per_node}-GPU nodes from {scan.start_gpus:,} GPUs "
-               "whose moe_plan winner fits and meets the deadline by the planner's step "
-               f"time ({scan.tried_text})" if scan.fast_enough else
-               f"none of the whole {machine.per_node}-GPU node counts tried from "
-               f"{scan.start_gpus:,} GPUs meets the deadline by the planner's step time "
-               f"({scan.tried_text}): {scan.fallback_text}, by wall-clock")
+    report.row(_("GPUs for memory (floor)"), f"{floor:,}",
+               _("{per_param:g} B of model states for each of the {held} parameters (all "
+                 "experts and the MTP module) spread over every GPU must fit in "
+                 "{capacity}").format(per_param=per_param.total, held=fmt(held, "", "count"),
+                                      capacity=fmt(machine.capacity, "B")))
+    why = (_("the fewest whole {per_node}-GPU nodes from {start:,} GPUs whose moe_plan "
+             "winner fits and meets the deadline by the planner's step time ({tried})")
+           if scan.fast_enough else
+           _("none of the whole {per_node}-GPU node counts tried from {start:,} GPUs meets "
+             "the deadline by the planner's step time ({tried}): {fallback}, by wall-clock"))
+    report.row(_("GPUs"), machine.nodes_text(n), why.format(
+        per_node=machine.per_node, start=scan.start_gpus, tried=scan.tried_text,
+        fallback=scan.fallback_text))
     if plan is None or lay is None:
         _no_layout(report, machine, scan.start_gpus, scan.tried_text)
     else:
@@ -158,21 +164,21 @@ def size_moe(inputs: Inputs, machine: Machine, report: Report) -> None:
         # when it is the longer, else the assumed MFU's.
         step = run.days * SECONDS_PER_DAY / steps
         _layout(report, machine, plan, lay, model=model, step=step,
-                step_basis="the planner's" if run.planner_days > run.compute_days
-                else "the assumed MFU's", steps=steps, batch_tokens=batch_tokens,
-                count=count)
+                planner_step=run.planner_days > run.compute_days, steps=steps,
+                batch_tokens=batch_tokens, count=count)
         _training_time(report, machine, run)
         if run.days / goodput * SECONDS_PER_DAY > machine.deadline_s * (1 + 1e-9):
             missed_deadline(report, machine, n, wall_days=run.days / goodput,
                             training_days=run.days, goodput=goodput,
-                            why=f"no count tried meets it ({scan.tried_text}); {n:,} GPUs "
-                                f"is {scan.fallback_text}")
+                            why=_("no count tried meets it ({tried}); {gpus:,} GPUs is "
+                                  "{fallback}").format(tried=scan.tried_text, gpus=n,
+                                                       fallback=scan.fallback_text))
     storage(report, machine, n, rate=tokens / (run.days * SECONDS_PER_DAY),
             item_bytes=inputs.opt("bytes_per_token") or (2.0 if model.vocab <= 65_536 else 4.0),
             items=tokens, what="tokens")
-    report.row("Checkpoint", fmt(checkpoint, "B"),
-               f"{checkpoint_bytes_per_param(per_param):g} B per parameter of weights and "
-               "optimizer states, every expert included")
+    report.row(_("Checkpoint"), fmt(checkpoint, "B"),
+               _("{per_param:g} B per parameter of weights and optimizer states, every "
+                 "expert included").format(per_param=checkpoint_bytes_per_param(per_param)))
     failures.report(report, n, ideal_days=run.days)
     money(report, inputs, machine, run.hours / goodput)
 
@@ -183,25 +189,28 @@ def _no_layout(report: Report, machine: Machine, start: int, tried: str) -> None
         "ep", "intra_node_bytes_per_step", "inter_node_bytes_per_step",
         "intra_node_bandwidth_needed", "inter_node_bandwidth_needed")))
     report.values["inter_node_bandwidth_available"] = machine.nic_per_gpu
-    report.warnings.append(
-        f"No layout fits at any count of whole nodes from {start:,} GPUs ({tried}): the "
-        "global batch or the memory per GPU rules them out.")
+    report.warnings.append(_(
+        "No layout fits at any count of whole nodes from {start:,} GPUs ({tried}): the "
+        "global batch or the memory per GPU rules them out.").format(start=start, tried=tried))
 
 
 def _training_time(report: Report, machine: Machine, run: RunTime) -> None:
-    longer = "the planner's estimate" if run.planner_days > run.compute_days else (
-        "at the assumed MFU")
-    report.row("Training time (before failures)", f"{fmt(run.days, 'days', 'fixed')}: {longer}",
-               f"the longer of {fmt(run.compute_days, 'days', 'fixed')} at the assumed "
-               f"{machine.mfu:.1%} MFU and {fmt(run.planner_days, 'days', 'fixed')} by the "
-               "planner's step model (its MFU in the same count below)")
+    value = (_("{days}: the planner's estimate") if run.planner_days > run.compute_days
+             else _("{days}: at the assumed MFU"))
+    report.row(_("Training time (before failures)"),
+               value.format(days=fmt(run.days, "days", "fixed")),
+               _("the longer of {compute} at the assumed {mfu:.1%} MFU and {planner} by the "
+                 "planner's step model (its MFU in the same count below)").format(
+                   compute=fmt(run.compute_days, "days", "fixed"), mfu=machine.mfu,
+                   planner=fmt(run.planner_days, "days", "fixed")))
 
 
 def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
-            model: moe.MoeArchitecture, step: float, step_basis: str, steps: float,
+            model: moe.MoeArchitecture, step: float, planner_step: bool, steps: float,
             batch_tokens: int, count: FlopCount) -> None:
     """The winning layout: memory, the alltoall and the rest of the traffic, set against
-    ``step``, the step the training time rests on (``step_basis`` says whose)."""
+    ``step``, the step the training time rests on (the planner's if ``planner_step``,
+    else the assumed MFU's)."""
     n, ep = plan.num_gpus, lay.dims.ep
     planner_mfu = (moe.moe_model_flops_per_token(model, plan.arch.seq_len,
                                                  computed_count(count, "fused"))
@@ -219,28 +228,45 @@ def _layout(report: Report, machine: Machine, plan: Plan, lay: Layout, *,
         intra_node_bandwidth_needed=traffic.intra_bytes / step,
         inter_node_bandwidth_needed=traffic.inter_bytes / step,
         inter_node_bandwidth_available=machine.nic_per_gpu)
-    report.row("Layout", f"TP {lay.tp} x CP {lay.cp} x PP {lay.pp} x DP {lay.dp}, EP {ep}, "
-               f"micro-batch {lay.micro_batch}, recompute {lay.recompute}, ZeRO "
-               f"{lay.zero_stage}", f"moe_plan's recommended layout, of {plan.considered:,} "
-               f"that fit at {n:,} GPUs; {model.routed_experts // ep} experts of each layer "
-               f"per GPU, each replicated {lay.tp * lay.cp * lay.dp // ep} times")
-    report.row("Memory per GPU", f"{fmt(lay.memory_bytes, 'B')} of {fmt(machine.capacity, 'B')}",
-               "experts split by EP and their states sharded over the expert-data-parallel "
-               "group; the rest as in a dense model")
+    report.row(_("Layout"), _("TP {tp} x CP {cp} x PP {pp} x DP {dp}, EP {ep}, micro-batch "
+                              "{micro}, recompute {recompute}, ZeRO {zero}").format(
+        tp=lay.tp, cp=lay.cp, pp=lay.pp, dp=lay.dp, ep=ep, micro=lay.micro_batch,
+        recompute=lay.recompute, zero=lay.zero_stage),
+               _("moe_plan's recommended layout, of {considered:,} that fit at {gpus:,} GPUs; "
+                 "{experts} experts of each layer per GPU, each replicated {copies} "
+                 "times").format(considered=plan.considered, gpus=n,
+                                 experts=model.routed_experts // ep,
+                                 copies=lay.tp * lay.cp * lay.dp // ep))
+    report.row(_("Memory per GPU"), _("{used} of {capacity}").format(
+        used=fmt(lay.memory_bytes, "B"), capacity=fmt(machine.capacity, "B")),
+               _("experts split by EP and their states sharded over the expert-data-parallel "
+                 "group; the rest as in a dense model"))
     share = lay.ep_inter_bytes / lay.ep_bytes if lay.ep_bytes else 0.0
-    report.row("Expert alltoalls per GPU", f"{fmt(lay.ep_bytes, 'B')} per step, "
-               f"{share:.0%} over the network",
-               f"{lay.ep_s:.3g} s a step against {lay.ep_cover_s:.3g} s of MoE compute to hide "
-               f"behind; {lay.ep_exposed_s:.3g} s exposed")
-    report.row("Network traffic per GPU", f"{fmt(traffic.inter_bytes, 'B')} per step = "
-               f"{fmt(traffic.inter_bytes / step, 'B/s')}",
-               f"the alltoalls' share across nodes and the across-node phases of DP, over "
-               f"{step_basis} {fmt(step, 's')} step, which the training time rests on; the "
-               f"NICs give {fmt(machine.nic_per_gpu, 'B/s')} per GPU")
-    report.row("Planner's estimate", f"{steps * lay.step_s / SECONDS_PER_DAY:,.1f} days at "
-               f"{planner_mfu:.1%} MFU", f"{lay.step_s:.3g} s per step x {steps:,.0f} steps")
+    report.row(_("Expert alltoalls per GPU"), _("{bytes} per step, {share:.0%} over the "
+                                                "network").format(
+        bytes=fmt(lay.ep_bytes, "B"), share=share),
+               _("{time:.3g} s a step against {cover:.3g} s of MoE compute to hide behind; "
+                 "{exposed:.3g} s exposed").format(time=lay.ep_s, cover=lay.ep_cover_s,
+                                                   exposed=lay.ep_exposed_s))
+    need, line, over = (fmt(traffic.inter_bytes / step, "B/s"), fmt(machine.nic_per_gpu, "B/s"),
+                        fmt(step, "s"))
+    report.row(_("Network traffic per GPU"), _("{bytes} per step = {rate}").format(
+        bytes=fmt(traffic.inter_bytes, "B"), rate=need), (
+        _("the alltoalls' share across nodes and the across-node phases of DP, over the "
+          "planner's {step} step, which the training time rests on; the NICs give {nic} per "
+          "GPU") if planner_step else
+        _("the alltoalls' share across nodes and the across-node phases of DP, over the "
+          "assumed MFU's {step} step, which the training time rests on; the NICs give {nic} "
+          "per GPU")).format(step=over, nic=line))
+    report.row(_("Planner's estimate"), _("{days:,.1f} days at {mfu:.1%} MFU").format(
+        days=steps * lay.step_s / SECONDS_PER_DAY, mfu=planner_mfu),
+               _("{step:.3g} s per step x {steps:,.0f} steps").format(step=lay.step_s,
+                                                                       steps=steps))
     if traffic.inter_bytes / step > machine.nic_per_gpu:
-        report.warnings.append(
-            f"The layout needs {fmt(traffic.inter_bytes / step, 'B/s')} of network per GPU "
-            f"over {step_basis} {fmt(step, 's')} step, which the training time rests on, "
-            f"more than the {fmt(machine.nic_per_gpu, 'B/s')} line rate.")
+        report.warnings.append((
+            _("The layout needs {need} of network per GPU over the planner's {step} step, "
+              "which the training time rests on, more than the {line} line rate.")
+            if planner_step else
+            _("The layout needs {need} of network per GPU over the assumed MFU's {step} "
+              "step, which the training time rests on, more than the {line} line "
+              "rate.")).format(need=need, step=over, line=line))

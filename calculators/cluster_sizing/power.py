@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import switches, system_power
 from calculators.core import units
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param
 from calculators.formulas.site.power import SitePower, network_watts_per_gpu, swing_watts
 
@@ -97,21 +98,23 @@ def _host(inputs: Inputs, machine: Machine) -> tuple[float, float, str, str] | N
         whole = system_power.whole_system(gpu.id)
         if whole is None:
             return None
-        basis = (f"{whole.name}, {_fmt(whole.system_watts)} for {whole.chips} chips, the "
-                 "chip included")
+        basis = _("{system}, {watts} for {chips} chips, the chip included").format(
+            system=whole.name, watts=_fmt(whole.system_watts), chips=whole.chips)
         # Only the whole is known: the share per chip, chip included, stands for both.
         return (0.0, whole.watts_per_chip if given is None else given, basis,
-                f"{gpu.name} has no published power of its own: the site figures take "
-                f"each chip's share of the {basis}, and the swing needs gpu_power_watts.")
+                _("{gpu} has no published power of its own: the site figures take each "
+                  "chip's share of the {basis}, and the swing needs gpu_power_watts.").format(
+                    gpu=gpu.name, basis=basis))
     share = system_power.host_share(gpu.id, gpu.power_watts or machine.power)
     if given is not None:
-        return machine.power, given, "as given", ""
+        return machine.power, given, _("as given"), ""
     if not share.derived:
         return machine.power, share.watts, share.basis, ""
-    return (machine.power, share.watts, f"no published system: {share.basis}",
-            f"{gpu.name} has no published system power: what its server adds beyond the "
-            f"GPU is taken as {share.basis}. Give host_watts_per_gpu from the server's "
-            "datasheet to replace it.")
+    return (machine.power, share.watts,
+            _("no published system: {basis}").format(basis=share.basis),
+            _("{gpu} has no published system power: what its server adds beyond the GPU is "
+              "taken as {basis}. Give host_watts_per_gpu from the server's datasheet to "
+              "replace it.").format(gpu=gpu.name, basis=share.basis))
 
 
 def site_power(inputs: Inputs, machine: Machine, report: Report) -> None:
@@ -130,15 +133,18 @@ def site_power(inputs: Inputs, machine: Machine, report: Report) -> None:
     report.values.update(it_watts_per_gpu=site.it_watts_per_gpu, it_load_watts=site.it_watts,
                          facility_load_watts=site.facility_watts, power_swing_watts=swing,
                          site_energy_kwh=site.energy_kwh(gpu_hours))
-    parts = (f"{_fmt(board)} GPU + {_fmt(rest)} rest of the system ({basis})" if board else
-             f"{_fmt(rest)} system ({basis})")
-    report.row("Site power",
-               f"IT {_fmt(site.it_watts)}; facility {_fmt(site.facility_watts)}; swing "
-               f"{'n/a' if swing is None else _fmt(swing)}",
-               f"{n:,} x ({parts} + {_fmt(site.network_watts)} network + "
-               f"{_fmt(site.storage_watts)} storage) x PUE {site.pue:g}"
-               + ("" if swing is None else f"; the swing: every GPU falling to {wait:.0%} "
-                  "of its power while the job waits (Llama 3, Sec. 3.3.4)"))
+    parts = (_("{gpu} GPU + {rest} rest of the system ({basis})") if board else
+             _("{rest} system ({basis})")).format(gpu=_fmt(board), rest=_fmt(rest), basis=basis)
+    why = (_("{gpus:,} x ({parts} + {network} network + {storage} storage) x PUE {pue:g}")
+           if swing is None else
+           _("{gpus:,} x ({parts} + {network} network + {storage} storage) x PUE {pue:g}; the "
+             "swing: every GPU falling to {wait:.0%} of its power while the job waits "
+             "(Llama 3, Sec. 3.3.4)"))
+    report.row(_("Site power"), _("IT {it}; facility {facility}; swing {swing}").format(
+        it=_fmt(site.it_watts), facility=_fmt(site.facility_watts),
+        swing=_("n/a") if swing is None else _fmt(swing)),
+               why.format(gpus=n, parts=parts, network=_fmt(site.network_watts),
+                          storage=_fmt(site.storage_watts), pue=site.pue, wait=wait))
     if note:
         report.notes.append(note)
 

@@ -9,6 +9,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from calculators.cluster_sizing.steps import MAX_GPUS, Plan, plan_at
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.planner.sizes import gpu_counts
 
@@ -59,26 +60,30 @@ class Scan:
     @property
     def tried_text(self) -> str:
         """How many GPU counts the scan tried, in words."""
-        text = f"{self.tried} {'count' if self.tried == 1 else 'counts'} tried"
-        return f"{text}, where the search bound stopped it" if self.bounded else text
+        one = self.tried == 1
+        said = ((_("{tried} count tried, where the search bound stopped it") if one else
+                 _("{tried} counts tried, where the search bound stopped it")) if self.bounded
+                else _("{tried} count tried") if one else _("{tried} counts tried"))
+        return said.format(tried=self.tried)
 
     @property
     def notes(self) -> list[str]:
         """What the reader should know about the scan: that its bound stopped it."""
         if not self.bounded:
             return []
-        return [(f"The scan for a GPU count stopped at its search bound after {self.tried:,} "
-                f"node counts from {self.start_gpus:,} GPUs (so that the page answers "
-                "within seconds): the count shown is the best found so far, and a larger "
-                "count not tried may meet the deadline. Fixing the parallel sizes in the "
-                "planner's own calculator, or a GPU count, searches further.")]
+        return [_("The scan for a GPU count stopped at its search bound after {tried:,} "
+                  "node counts from {start:,} GPUs (so that the page answers within "
+                  "seconds): the count shown is the best found so far, and a larger count "
+                  "not tried may meet the deadline. Fixing the parallel sizes in the "
+                  "planner's own calculator, or a GPU count, searches further.").format(
+            tried=self.tried, start=self.start_gpus)]
 
     @property
     def fallback_text(self) -> str:
         """Which count the scan fell back to when none was fast enough, in words."""
-        return "the only count tried whose layout fits" if self.fitting <= 1 else (
-            f"the fastest of the {self.fitting} counts tried whose layouts fit "
-            "(each compared at micro-batch 1, as the scan screens them)")
+        return _("the only count tried whose layout fits") if self.fitting <= 1 else _(
+            "the fastest of the {fitting} counts tried whose layouts fit (each compared at "
+            "micro-batch 1, as the scan screens them)").format(fitting=self.fitting)
 
 
 def candidate_counts(arch: Architecture, global_batch: int, gpus_per_node: int,
@@ -162,10 +167,10 @@ def scan_for_layout(plan_raw: Mapping[str, object], start_gpus: int, gpus_per_no
             if err.input_name != "num_gpus":
                 raise
             if count == ranked[-1]:  # said in this calculator's inputs, not the planner's
-                raise ValidationError("deadline_days", (
-                    f"at each GPU count the deadline leads to ({count:,} GPUs the last), "
+                raise ValidationError("deadline_days", _(
+                    "at each GPU count the deadline leads to ({count:,} GPUs the last), "
                     "the planner has too many layouts to search here: change the deadline "
-                    "or the global batch")) from None
+                    "or the global batch").format(count=count)) from None
             continue
         return Scan(first, count, tried, evaluated + plan.considered, plan,
                     fast_enough=False, fitting=len(fitting), bounded=bounded)

@@ -15,6 +15,7 @@ from calculators.cluster_sizing.machine import (
     storage,
 )
 from calculators.cluster_sizing.steps import MAX_GPUS, sparse_side
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import gpu_seconds, training_flops
@@ -72,7 +73,7 @@ def _sparse_workers(inputs: Inputs, machine: Machine, start: int, budget: float,
             break
         tried.append((step_time(high * per_node, trial), high * per_node, trial))
     if found is None:
-        _, best, side = min(tried, key=lambda t: (t[0], t[1]))
+        _time, best, side = min(tried, key=lambda t: (t[0], t[1]))
         return best, side, False
     while high - low > 1:
         mid = (low + high) // 2
@@ -99,10 +100,11 @@ def size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
     days, used = report.values["wall_clock_days"], report.values["goodput"]
     if (isinstance(days, float) and isinstance(used, float) and used < 1.0
             and days * SECONDS_PER_DAY > deadline_s * (1 + 1e-9)):
-        report.warnings.append(
-            f"With a goodput of {used:.1%} the run takes {days:,.1f} days, past the "
+        report.warnings.append(_(
+            "With a goodput of {goodput:.1%} the run takes {days:,.1f} days, past the "
             "deadline: the goodput at the count chosen is below the one the sizing allowed "
-            "for, or communication does not fit the step budget.")
+            "for, or communication does not fit the step budget.").format(goodput=used,
+                                                                         days=days))
 
 
 def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
@@ -157,57 +159,61 @@ def _size_sparse(inputs: Inputs, machine: Machine, report: Report) -> None:
         embedding_bytes=emb.total_bytes, gpus_for_tables=emb.min_gpus,
         ps_hosts=float(side.servers) if side.mode == "ps" else 0.0,
         comm_time_per_step=comm_step, checkpoint_bytes=checkpoint)
-    report.row("Training compute C", fmt(total, "FLOP", "sci"),
-               f"{machine.k:g} x {fmt(dense_params, 'dense parameters', 'count')} x "
-               f"{fmt(samples, 'samples', 'count')}: embedding lookups are gathers, not "
-               "FLOPs (training_compute)")
-    report.row("GPUs for the compute", f"{fmt(exact, '', 'count')} -> {start:,}",
-               f"at {machine.mfu:.1%} of {fmt(peak, 'FLOP/s')} by the deadline, rounded up "
-               "to whole nodes")
-    report.row("Embedding tables", fmt(emb.total_bytes, "B"),
-               f"weights + optimizer state (embedding_memory): {emb.min_gpus:,} "
-               f"GPUs or {emb.min_ps_hosts:,} PS host(s) to hold them")
-    report.row("Step budget", f"{fmt(budget, 's')} per step of {batch:,} samples",
-               f"deadline / {steps:,.0f} steps")
-    report.row("GPUs", machine.nodes_text(n),
-               "the compute's count" if n == start else
-               f"the fewest whole nodes whose communication per step fits the budget "
-               f"(the compute alone needs {start:,})")
-    report.row("PS or collective", f"{side.mode}" + (
-        f", {side.servers:,} PS hosts" if side.mode == "ps" else ""),
+    report.row(_("Training compute C"), fmt(total, "FLOP", "sci"),
+               _("{k:g} x {params} x {samples}: embedding lookups are gathers, not FLOPs "
+                 "(training_compute)").format(
+                   k=machine.k, params=fmt(dense_params, "dense parameters", "count"),
+                   samples=fmt(samples, "samples", "count")))
+    report.row(_("GPUs for the compute"), f"{fmt(exact, '', 'count')} -> {start:,}",
+               _("at {mfu:.1%} of {peak} by the deadline, rounded up to whole nodes").format(
+                   mfu=machine.mfu, peak=fmt(peak, "FLOP/s")))
+    report.row(_("Embedding tables"), fmt(emb.total_bytes, "B"),
+               _("weights + optimizer state (embedding_memory): {gpus:,} GPUs or {hosts:,} "
+                 "PS host(s) to hold them").format(gpus=emb.min_gpus, hosts=emb.min_ps_hosts))
+    report.row(_("Step budget"), _("{budget} per step of {batch:,} samples").format(
+        budget=fmt(budget, "s"), batch=batch),
+               _("deadline / {steps:,.0f} steps").format(steps=steps))
+    report.row(_("GPUs"), machine.nodes_text(n),
+               _("the compute's count") if n == start else
+               _("the fewest whole nodes whose communication per step fits the budget (the "
+                 "compute alone needs {start:,})").format(start=start))
+    report.row(_("PS or collective"), _("{mode}, {hosts:,} PS hosts").format(
+        mode=side.mode, hosts=side.servers) if side.mode == "ps" else side.mode,
         training.reason + " (sparse_training)")
-    report.row("Communication per step", fmt(comm_step, "s"),
-               f"{fmt(sent, 'B')} per GPU in its busier direction, "
-               f"{fmt(sent / budget, 'B/s')} over the budget; compute takes "
-               f"{fmt(compute_step, 's')}; communication hidden behind compute where it "
-               "fits, so a step takes the longer of the two")
+    report.row(_("Communication per step"), fmt(comm_step, "s"),
+               _("{sent} per GPU in its busier direction, {rate} over the budget; compute "
+                 "takes {compute}; communication hidden behind compute where it fits, so a "
+                 "step takes the longer of the two").format(
+                   sent=fmt(sent, "B"), rate=fmt(sent / budget, "B/s"),
+                   compute=fmt(compute_step, "s")))
     if side.mode == "neither":
         report.warnings.append(training.reason)
     if not in_time and side.mode != "neither":  # "neither" has no step to time
-        report.warnings.append(
-            f"No number of GPUs up to the batch size brings communication within the "
-            f"{fmt(budget, 's')} step budget. The fastest count tried, {n:,} GPUs, takes "
-            f"{fmt(comm_step, 's')} per step, "
-            f"and the run {wall_s / SECONDS_PER_DAY:,.1f} days. Fewer bytes on the wire "
-            "(fp16, de-duplication), more PS servers or a larger batch would help.")
+        report.warnings.append(_(
+            "No number of GPUs up to the batch size brings communication within the "
+            "{budget} step budget. The fastest count tried, {gpus:,} GPUs, takes {comm} per "
+            "step, and the run {days:,.1f} days. Fewer bytes on the wire (fp16, "
+            "de-duplication), more PS servers or a larger batch would help.").format(
+                budget=fmt(budget, "s"), gpus=n, comm=fmt(comm_step, "s"),
+                days=wall_s / SECONDS_PER_DAY))
     if side.mode == "ps":
         alt = sparse_side(inputs, workers=emb.min_gpus, nic_per_gpu=machine.nic_per_gpu,
                           scale_up=machine.gpu.scale_up_bandwidth, step_budget=budget,
                           servers=side.servers).training
-        report.notes.append(f"A collective design would instead need "
-                            f"{emb.min_gpus:,} GPUs to hold the tables in GPU memory; "
-                            f"on those, its communication would take "
-                            f"{fmt(alt.collective_time_s, 's')} per step "
-                            f"(sparse_training).")
+        report.notes.append(_("A collective design would instead need {gpus:,} GPUs to hold "
+                              "the tables in GPU memory; on those, its communication would "
+                              "take {comm} per step (sparse_training).").format(
+            gpus=emb.min_gpus, comm=fmt(alt.collective_time_s, "s")))
     # A design that fits nowhere ("neither") has no step to time: no read rate then.
     storage(report, machine, n, rate=samples / wall_s if side.mode != "neither" else 0.0,
             item_bytes=inputs.num(
         "bytes_per_sample"), items=inputs.num("dataset_samples"), what="samples")
-    report.row("Checkpoint", fmt(checkpoint, "B"),
-               "embedding tables with their optimizer state, plus the dense part" + (
-                   f"; each PS host writes its {fmt(on_servers / side.servers, 'B')} "
-                   f"through its {fmt(inputs.num('server_nic_bandwidth'), 'B/s')} NIC"
-                   if hosts is not None else ""))
+    report.row(_("Checkpoint"), fmt(checkpoint, "B"), _(
+        "embedding tables with their optimizer state, plus the dense part") if hosts is None
+        else _("embedding tables with their optimizer state, plus the dense part; each PS "
+               "host writes its {size} through its {nic} NIC").format(
+            size=fmt(on_servers / side.servers, "B"),
+            nic=fmt(inputs.num("server_nic_bandwidth"), "B/s")))
     failures.report(report, n, ideal_days=wall_s / SECONDS_PER_DAY
                     if side.mode != "neither" else None)
     _money_of_run(report, inputs, machine, side, gpus=n, wall_hours=wall_s / goodput / 3600.0)
@@ -218,9 +224,9 @@ def _check_timed(wall_s: float, mode: str) -> None:
     nowhere, "neither", has no run and says so instead)."""
     if wall_s <= 0 and mode != "neither":
         raise ValidationError(
-            "dense_params", "with no dense parameters there is no compute to time, and "
-            "here no communication either: give the dense part's parameters (the MLPs "
-            "over the embeddings)")
+            "dense_params", _("with no dense parameters there is no compute to time, and "
+                              "here no communication either: give the dense part's "
+                              "parameters (the MLPs over the embeddings)"))
 
 
 def _money_of_run(report: Report, inputs: Inputs, machine: Machine, side: SparseSide, *,

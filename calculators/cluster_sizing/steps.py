@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from calculators.core.calculator import validate
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.planner.ranking import RANK_TOLERANCE, preferred
@@ -95,7 +96,8 @@ def plan_at(plan_raw: Mapping[str, object], num_gpus: int, blame: str, *,
         inputs = validate(PLANNER_PARAMS, raw, owner="parallel_plan")
     except ValidationError as err:
         if err.input_name in raw and err.input_name != "num_gpus":
-            raise ValidationError(blame, f"leads to parallel_plan rejecting {err}") from None
+            raise ValidationError(blame, _("leads to parallel_plan rejecting {error}").format(
+                error=err)) from None
         raise
     arch = architecture(inputs)
     precision = inputs.text("precision")
@@ -174,9 +176,10 @@ def sparse_side(inputs: Inputs, *, workers: int, nic_per_gpu: float, scale_up: f
                           gpu_usable=usable_gpu_bytes(inputs),
                           host_usable=host_usable_bytes(inputs))
     if memory.total_bytes > MAX_TABLE_BYTES:
-        raise ValidationError("tables", f"the tables and their optimizer state come to "
-                              f"{memory.total_bytes:.3g} B, beyond the {MAX_TABLE_BYTES:g} B "
-                              "the sparse step is modelled for")
+        raise ValidationError("tables", _(
+            "the tables and their optimizer state come to {size:.3g} B, beyond the "
+            "{most:g} B the sparse step is modelled for").format(size=memory.total_bytes,
+                                                                 most=MAX_TABLE_BYTES))
     if servers is None:
         given = inputs["num_ps_servers"]
         servers = (memory.min_ps_hosts or 1) if given is None else inputs.whole("num_ps_servers")

@@ -14,6 +14,7 @@ from typing import cast
 from calculators.collective_time.algorithms import ALGORITHMS, collective_cost, resolve
 from calculators.collective_time.chart import time_and_busbw_chart
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param, ValidationError, When
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.collectives import nodes
@@ -45,8 +46,8 @@ def _check(inputs: Inputs, algorithm: str) -> None:
     if algorithm == "hierarchical" and ranks % per_node:
         raise ValidationError(
             "ranks",
-            f"{ranks} is not allowed with the hierarchical algorithm: it must be a "
-            f"multiple of ranks_per_node ({per_node})",
+            _("{ranks} is not allowed with the hierarchical algorithm: it must be a "
+              "multiple of ranks_per_node ({per_node})").format(ranks=ranks, per_node=per_node),
         )
 
 
@@ -60,34 +61,34 @@ def _collective_time(inputs: Inputs) -> Computed:
     crossover = comm.crossover_bytes(cost, message_bytes)
     notes: list[str] = [why] if why else []
     warnings: list[str] = []
-    regime = "latency" if cost.latency_s > cost.bandwidth_s else "bandwidth"
+    regime = _("latency") if cost.latency_s > cost.bandwidth_s else _("bandwidth")
     share = cost.latency_s / cost.time_s if cost.time_s > 0 else 0.0
-    notes.append(
-        f"The latency term is {share:.0%} of the time; the two terms are equal at "
-        f"S = {crossover:.3g} B. Below that size the collective is latency-bound and "
+    notes.append(_(
+        "The latency term is {share:.0%} of the time; the two terms are equal at "
+        "S = {crossover:.3g} B. Below that size the collective is latency-bound and "
         "algorithms with fewer steps (tree, hierarchical) win; above it, bytes decide."
-    )
+    ).format(share=share, crossover=crossover))
     if algorithm == "in_network":
         g = min(inputs.whole("ranks_per_node"), ranks)
         used_bw = comm.algbw(message_bytes, cost.time_s) * nodes.in_network_factor(g)
-        notes.append(
+        notes.append(_(
             "nccl-tests reports busbw with 2(n-1)/n whatever the algorithm, NCCL_ALGO=NVLS "
             "included (src/all_reduce.cu, AllReduceGetBw; the (n-1)/(n+1) proposed in "
             "nccl-tests PR #239 was never merged), so with in-network reduction busbw "
             "exceeds any link's rate (NVIDIA measured ~480 GB/s with NVLink SHARP on 8 "
             "H100, nccl-tests issue #212). The NVLink bandwidth each GPU actually uses is "
-            f"algbw x (g+1)/g = {used_bw / 1e9:.4g} GB/s."
-        )
+            "algbw x (g+1)/g = {bandwidth:.4g} GB/s."
+        ).format(bandwidth=used_bw / 1e9))
     elif collective == "allreduce":
-        notes.append(
+        notes.append(_(
             "NVSwitch systems from H100 on can add the data up in the switch (NVLink "
             "SHARP, NCCL's NVLS, on by default; across nodes also with SHARP-capable "
             "InfiniBand switches): choose in_network to see it. NVIDIA measured ~480 GB/s "
             "busbw with it on 8 H100 against ~370 GB/s for the ring (nccl-tests #212)."
-        )
+        ))
     if algorithm == "hierarchical" and inputs.whole("ranks_per_node") >= ranks:
-        warnings.append("All ranks are in one node: the hierarchical algorithm is a ring "
-                        "over the intra-node bandwidth.")
+        warnings.append(_("All ranks are in one node: the hierarchical algorithm is a ring "
+                          "over the intra-node bandwidth."))
     rows = []
     for algo in ALGORITHMS[collective]:
         if algo == "hierarchical" and ranks % inputs.whole("ranks_per_node"):
@@ -97,7 +98,7 @@ def _collective_time(inputs: Inputs) -> Computed:
             algo,
             f"{other.time_s * 1e6:.4g} µs",
             f"{comm.busbw(coll, message_bytes, other.time_s, ranks) / 1e9:.4g} GB/s",
-            "latency" if other.latency_s > other.bandwidth_s else "bandwidth",
+            _("latency") if other.latency_s > other.bandwidth_s else _("bandwidth"),
         ))
     return Computed(
         values={
@@ -115,8 +116,9 @@ def _collective_time(inputs: Inputs) -> Computed:
         },
         warnings=warnings,
         notes=notes,
-        table=Table(("algorithm", "time", "busbw", "bound by"), tuple(rows),
-                    caption=f"Every algorithm for this {collective}, same inputs"),
+        table=Table((_("algorithm"), _("time"), _("busbw"), _("bound by")), tuple(rows),
+                    caption=_("Every algorithm for this {collective}, same inputs").format(
+                        collective=collective)),
         chart=time_and_busbw_chart(inputs, message_bytes, crossover, algorithm),
     )
 

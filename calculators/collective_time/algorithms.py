@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, cast
 
+from calculators.core.i18n import _
 from calculators.formulas.collectives import costs as comm
 from calculators.formulas.collectives import nodes
 
@@ -63,16 +64,19 @@ def resolve(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str,
     candidates = comm.NCCL_ALGORITHMS[collective]
     best = fastest(inputs, collective, message_bytes)[0]
     if chosen == "auto":
-        why = ("NCCL sends an alltoall to every peer at once, untuned"
+        why = (_("auto: {best}, NCCL sends an alltoall to every peer at once, untuned.")
                if collective == "alltoall" else
-               "the only point-to-point algorithm NCCL 2.20.3 tunes for it"
+               _("auto: {best}, the only point-to-point algorithm NCCL 2.20.3 tunes for it.")
                if len(candidates) == 1 else
-               "the faster of " + " and ".join(candidates) + " at this size, as NCCL "
-               "2.20.3's tuning model chooses (here with this calculator's latencies "
-               "and bandwidths)")
-        return best, f"auto: {best}, {why}."
-    return best, (f"{chosen!r} does not apply to {collective} (it has "
-                  f"{', '.join(ALGORITHMS[collective])}): showing auto's choice, {best}.")
+               _("auto: {best}, the faster of {others} and {last} at this size, as NCCL "
+                 "2.20.3's tuning model chooses (here with this calculator's latencies "
+                 "and bandwidths)."))
+        return best, why.format(best=best, others=", ".join(candidates[:-1]),
+                                last=candidates[-1])
+    return best, _("{chosen} does not apply to {collective} (it has {algorithms}): showing "
+                   "auto's choice, {best}.").format(
+        chosen=repr(chosen), collective=collective,
+        algorithms=", ".join(ALGORITHMS[collective]), best=best)
 
 
 def fastest(inputs: Inputs, collective: str, message_bytes: float) -> tuple[str, comm.Cost]:

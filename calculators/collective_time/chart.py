@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, cast
 
 from calculators.collective_time.algorithms import ALGORITHMS, collective_cost, fastest
 from calculators.core.charts import Marker, Series, line_chart
+from calculators.core.i18n import _
 from calculators.formulas.collectives import costs as comm
 
 if TYPE_CHECKING:
@@ -34,12 +35,13 @@ def time_and_busbw_chart(inputs: Inputs, message_bytes: float, crossover: float,
             times.append((size, cost.time_s * 1e6))
             buses.append((size, comm.busbw(cast("comm.Collective", collective), size,
                                            cost.time_s, ranks) / 1e9))
-    markers = [Marker(message_bytes, "this message")]
+    markers = [Marker(message_bytes, _("this message"))]
     if math.isfinite(crossover) and low <= crossover <= high:
-        markers.insert(0, Marker(crossover, "latency = bandwidth term"))
+        markers.insert(0, Marker(crossover, _("latency = bandwidth term")))
     return line_chart(
-        f"{collective} ({algorithm}) on {ranks} ranks: time and bus bandwidth",
-        [Series("time (µs)", tuple(times)), Series("busbw (GB/s)", tuple(buses))],
-        "message size S (bytes)", "time in µs; busbw in GB/s",
+        _("{collective} ({algorithm}) on {ranks} ranks: time and bus bandwidth").format(
+            collective=collective, algorithm=algorithm, ranks=ranks),
+        [Series(_("time (µs)"), tuple(times)), Series(_("busbw (GB/s)"), tuple(buses))],
+        _("message size S (bytes)"), _("time in µs; busbw in GB/s"),
         log_x=True, log_y=True, markers=tuple(markers),
     )

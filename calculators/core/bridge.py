@@ -10,7 +10,9 @@ import json
 from typing import TYPE_CHECKING
 
 from calculators import get, import_config
-from calculators.core import review, share
+from calculators.core import i18n, review, share
+from calculators.core.i18n import _
+from calculators.core.localise import localised
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
@@ -100,15 +102,35 @@ OPERATIONS: dict[str, Callable[[Calculator, dict[str, object]], dict[str, object
 }
 
 
+def _language(payload: object) -> str:
+    """The payload's ``lang`` (the page's edition), English when absent or unknown."""
+    lang = payload.get("lang") if isinstance(payload, dict) else None
+    try:
+        return i18n.check_language(lang) if isinstance(lang, str) else i18n.SOURCE_LANGUAGE
+    except i18n.UnknownLanguageError:
+        return i18n.SOURCE_LANGUAGE
+
+
 def call(op: str, payload_json: str) -> str:
-    """Run ``op`` on a JSON payload that names its calculator (``"calc"``)."""
+    """Run ``op`` on a JSON payload that names its calculator (``"calc"``) and may name
+    the language of its text (``"lang"``: ``en`` or ``zh``; the numbers do not depend on it)."""
     try:
         payload = json.loads(payload_json)
+    except ValueError as err:  # malformed JSON from a caller
+        return json.dumps({"ok": False, "error": {"input": "calculator", "message": str(err)}})
+    with i18n.language(_language(payload)):
+        return _answer(op, payload)
+
+
+def _answer(op: str, payload: object) -> str:
+    try:
         if not isinstance(payload, dict):
-            raise ValidationError("calculator", "the request must be a JSON object")
+            raise ValidationError("calculator", _("the request must be a JSON object"))
         if op not in OPERATIONS:
-            raise ValidationError("calculator", f"unknown operation {op[:40]!r}")
-        answer = OPERATIONS[op](get(str(payload.get("calc", ""))), payload)
+            raise ValidationError("calculator", _("unknown operation {name}").format(
+                name=repr(op[:40])))
+        calc = localised(get(str(payload.get("calc", ""))), i18n.current_language())
+        answer = OPERATIONS[op](calc, payload)
         return json.dumps({"ok": True, **answer})
     except ValidationError as err:
         error: dict[str, object] = {"input": err.input_name, "message": err.message}
@@ -118,9 +140,8 @@ def call(op: str, payload_json: str) -> str:
     except ValueError as err:  # malformed JSON from a caller
         return json.dumps({"ok": False, "error": {"input": "calculator", "message": str(err)}})
     except Exception as err:  # noqa: BLE001 - the page must never see a traceback
-        return json.dumps(
-            {"ok": False, "error": {"input": "calculator", "message": f"internal error: {err}"}}
-        )
+        return json.dumps({"ok": False, "error": {
+            "input": "calculator", "message": _("internal error: {error}").format(error=err)}})
 
 
 def compute_json(calc_id: str, inputs_json: str) -> str:

@@ -10,6 +10,7 @@ apart here stay apart on screen.
 from __future__ import annotations
 
 import itertools
+import unicodedata
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -64,21 +65,48 @@ _WIDTH: dict[str, int] = {char: width for width, chars in _GROUPS.items() for ch
 _DEFAULT = 720  # anything else (letters of other scripts, symbols): a wide guess
 
 
+def _wide(char: str) -> bool:
+    """A Chinese (CJK) character or full-width punctuation: one em wide."""
+    return unicodedata.east_asian_width(char) in "WF"
+
+
 def text_width(text: str, size: float = FONT) -> float:
     """The estimated advance width of ``text`` at ``size`` user units."""
-    return size * sum(_WIDTH.get(char, _DEFAULT) for char in text) / 1000.0
+    return size * sum(1000 if _wide(char) else _WIDTH.get(char, _DEFAULT)
+                      for char in text) / 1000.0
+
+
+def _pieces(text: str) -> list[tuple[str, bool]]:
+    """(piece, follows a space) in reading order: words, and each Chinese character on
+    its own, since Chinese breaks between any two characters and has no spaces."""
+    pieces: list[tuple[str, bool]] = []
+    for word in text.split():
+        spaced = True
+        run = ""
+        for char in word:
+            if _wide(char):
+                if run:
+                    pieces.append((run, spaced))
+                    spaced, run = False, ""
+                pieces.append((char, spaced))
+                spaced = False
+            else:
+                run += char
+        if run:
+            pieces.append((run, spaced))
+    return pieces
 
 
 def wrap(text: str, width: float, size: float = FONT) -> list[str]:
-    """``text`` in lines no wider than ``width``, broken at spaces; a single word wider
-    than ``width`` gets a line of its own."""
+    """``text`` in lines no wider than ``width``, broken at spaces (and between Chinese
+    characters); a single word wider than ``width`` gets a line of its own."""
     lines: list[str] = []
     current = ""
-    for word in text.split():
-        trial = f"{current} {word}" if current else word
+    for piece, spaced in _pieces(text):
+        trial = f"{current}{' ' if spaced else ''}{piece}" if current else piece
         if current and text_width(trial, size) > width:
             lines.append(current)
-            current = word
+            current = piece
         else:
             current = trial
     if current or not lines:

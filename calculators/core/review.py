@@ -14,6 +14,8 @@ import csv
 import io
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _, unit_word
+
 if TYPE_CHECKING:
     from calculators.core.calculator import Result
     from calculators.core.spec import Output, Param
@@ -36,7 +38,8 @@ def applying_inputs(result: Result) -> list[Param]:
 def input_text(param: Param, value: object) -> str:
     """An input's value as the form shows it; a blank one says what it stands for."""
     if value is None:
-        return f"blank ({param.placeholder})" if param.placeholder else "blank"
+        return (_("blank ({meaning})").format(meaning=param.placeholder) if param.placeholder
+                else _("blank"))
     text = param.as_text(value)  # type: ignore[arg-type]
     label = next((c.label for c in param.choices if c.value == text), text)
     return text if label == text else f"{label} ({text})"
@@ -44,7 +47,7 @@ def input_text(param: Param, value: object) -> str:
 
 def unit_words(unit: str) -> str:
     """The unit column: the declared unit, or nothing for a pure number or a choice."""
-    return "" if unit in ("", "1") else unit
+    return "" if unit in ("", "1") else unit_word(unit)
 
 
 def shown_outputs(result: Result) -> tuple[list[Output], int]:
@@ -67,41 +70,43 @@ def review_markdown(result: Result, *, link: str | None = None,
     calc = result.calculator
     lines = [f"### {_cell(calc.title)} (`{calc.id}`)", ""]
     if link:
-        lines += [f"Link (restores every input below): <{link}>", ""]
+        lines += [_("Link (restores every input below): <{link}>").format(link=link), ""]
     params = applying_inputs(result)
     hidden = len(calc.params) - len(params)
-    lines += ["| Input | Value | Unit |", "|---|---|---|"]
+    lines += ["| {} | {} | {} |".format(_("Input"), _("Value"), _("Unit")), "|---|---|---|"]
     lines += [f"| {_cell(p.label)} (`{p.name}`) | {_cell(input_text(p, result.inputs[p.name]))}"
               f" | {_cell(unit_words(p.unit))} |" for p in params]
     if hidden:
-        lines += ["", f"({hidden} inputs of other modes do not apply and are left out.)"]
+        lines += ["", _("({count} inputs of other modes do not apply and are left out.)").format(
+            count=hidden)]
     outputs, missing = shown_outputs(result)
-    lines += ["", "| Output | Value |", "|---|---|"]
+    lines += ["", "| {} | {} |".format(_("Output"), _("Value")), "|---|---|"]
     lines += [f"| {_cell(o.label)} | {_cell(result.text(o.name))} |" for o in outputs]
     if missing:
-        lines += ["", f"({missing} outputs of other modes are not given here.)"]
+        lines += ["", _("({count} outputs of other modes are not given here.)").format(
+            count=missing)]
     if result.computed.warnings:
-        lines += ["", "**Warnings**", ""]
+        lines += ["", "**{}**".format(_("Warnings")), ""]
         lines += [f"- {_cell(w)}" for w in result.computed.warnings]
     if result.computed.notes:
-        lines += ["", "**Assumptions and notes**", ""]
+        lines += ["", "**{}**".format(_("Assumptions and notes")), ""]
         lines += [f"- {_cell(n)}" for n in result.computed.notes]
     table = result.computed.table
     if table is not None and table.rows:
-        lines += ["", f"**{_cell(table.caption or 'Details')}**", ""]
+        lines += ["", f"**{_cell(table.caption or _('Details'))}**", ""]
         lines += ["| " + " | ".join(_cell(c) for c in table.columns) + " |",
                   "|" + "---|" * len(table.columns)]
         lines += ["| " + " | ".join(_cell(str(c)) for c in row) + " |" for row in table.rows]
     if comparison is not None:
         changed = comparison_rows(comparison)
-        lines += ["", "**Against the pinned baseline**", ""]
+        lines += ["", "**{}**".format(_("Against the pinned baseline")), ""]
         if changed:
-            lines += ["| Output | Baseline | Current | Change | Change % |",
-                      "|---|---|---|---|---|"]
+            titles = (_("Output"), _("Baseline"), _("Current"), _("Change"), _("Change %"))
+            lines += ["| " + " | ".join(titles) + " |", "|---|---|---|---|---|"]
             lines += ["| " + " | ".join(_cell(str(r[k])) for k in (
                 "label", "base", "current", "delta", "percent")) + " |" for r in changed]
         else:
-            lines += ["No output differs from the baseline."]
+            lines += [_("No output differs from the baseline.")]
     return "\n".join(lines) + "\n"
 
 
@@ -129,7 +134,8 @@ def review_rows(result: Result, *, link: str | None = None,
                   " | ".join(str(c) for c in row[2:])] for i, row in enumerate(table.rows)]
     for r in comparison_rows(comparison or []):
         rows.append(["baseline", str(r["name"]), str(r["label"]), str(r["current"]), "",
-                     f"baseline {r['base']}; change {r['delta']} {r['percent']}".strip()])
+                     _("baseline {base}; change {delta} {percent}").format(
+                         base=r["base"], delta=r["delta"], percent=r["percent"]).strip()])
     return rows
 
 

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from urllib.parse import quote, unquote
 
 from calculators.core import units
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 
 if TYPE_CHECKING:
@@ -47,8 +48,8 @@ def decode_state(calc: Calculator, state: str) -> tuple[dict[str, str], list[str
     """Inputs (as field texts) from a link's state, and notices for what was ignored."""
     notices: list[str] = []
     if len(state) > MAX_STATE_LENGTH:
-        return {}, [f"The link's inputs for {calc.id} are longer than {MAX_STATE_LENGTH} "
-                    "characters and were ignored."]
+        return {}, [_("The link's inputs for {calc} are longer than {count} characters and "
+                      "were ignored.").format(calc=calc.id, count=MAX_STATE_LENGTH)]
     known = {p.name for p in calc.params}
     former = {f.name: f for f in calc.former_inputs}
     inputs: dict[str, str] = {}
@@ -59,24 +60,28 @@ def decode_state(calc: Calculator, state: str) -> tuple[dict[str, str], list[str
             old, name = former[name], former[name].becomes
             new = old.translate(unquote(raw))
             if new is None:
-                notices.append(f"Ignored {old.name} from the link: an input this "
-                               f"calculator no longer has (now {name}).")
+                notices.append(_("Ignored {old} from the link: an input this calculator no "
+                                 "longer has (now {new}).").format(old=old.name, new=name))
                 continue
-            notices.append(f"The link's {old.name}:{unquote(raw)[:20]} (an input this "
-                           f"calculator no longer has) is read as {name}:{new}.")
+            notices.append(_("The link's {old}:{value} (an input this calculator no longer "
+                             "has) is read as {new}:{new_value}.").format(
+                old=old.name, value=unquote(raw)[:20], new=name, new_value=new))
             raw = quote(new, safe=_SAFE)
         if not sep or name not in known:
-            notices.append(f"Ignored {shown!r} from the link: {calc.id} has no such input.")
+            notices.append(_("Ignored {name} from the link: {calc} has no such input.").format(
+                name=repr(shown), calc=calc.id))
             continue
         if name in inputs:
-            notices.append(f"Ignored a repeated {name!r} in the link (the first one is used).")
+            notices.append(_("Ignored a repeated {name} in the link (the first one is "
+                             "used).").format(name=repr(name)))
             continue
         text = unquote(raw)
         param = calc.param(name)
         try:
             value = param.parse(text)
         except ValidationError as err:
-            notices.append(f"Ignored {name} from the link: {err.message}")
+            notices.append(_("Ignored {name} from the link: {reason}").format(
+                name=name, reason=err.message))
             continue
         # A choice as the form holds it: its value, also when the link carries a label
         # or a former value (a renamed choice: Choice.former).
@@ -109,7 +114,7 @@ def compare(base: Result, current: Result) -> list[dict[str, object]]:
             if delta != 0 and before not in (0, 0.0) and math.isfinite(delta):
                 percent_text = f"{100 * delta / abs(float(before)):+.3g}%"  # type: ignore[arg-type]
         elif before != after:
-            delta_text = "changed"
+            delta_text = _("changed")
         rows.append({
             "name": out.name, "label": out.label,
             "base": base.text(out.name), "current": current.text(out.name),

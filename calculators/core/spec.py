@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Literal, TypeAlias
 
 from calculators.core import units
+from calculators.core.i18n import _
 from calculators.core.unit_parsing import UnitError, parse_quantity
 
 if TYPE_CHECKING:
@@ -31,10 +32,12 @@ MAX_TEXT_LENGTH = 20_000
 class ValidationError(ValueError):
     """The one error a bad input raises: it names the input, the value and the rule."""
 
-    def __init__(self, input_name: str, message: str) -> None:
+    def __init__(self, input_name: str, message: str, *, reason: str = "") -> None:
         super().__init__(f"{input_name}: {message}")
         self.input_name = input_name
         self.message = message
+        #: The rule broken, without the value (to restate it with the reader's text).
+        self.reason = reason or message
 
 
 @dataclass(frozen=True)
@@ -148,28 +151,37 @@ class Param:
     def describe_range(self) -> str:
         """The allowed values, in words, for error messages and help text."""
         if self.kind == "choice":
-            return "one of " + ", ".join(self.choice_values)
+            return _("one of {values}").format(values=", ".join(self.choice_values))
         if self.kind == "bool":
-            return "true or false"
+            return _("true or false")
         if self.kind == "text":
-            return f"text of at most {MAX_TEXT_LENGTH} characters"
+            return _("text of at most {count} characters").format(count=MAX_TEXT_LENGTH)
         low = "" if self.minimum is None else units.format_plain(self.minimum, self.unit)
         high = "" if self.maximum is None else units.format_plain(self.maximum, self.unit)
-        whole = "a whole number" if self.kind == "int" else "a number"
+        whole = self.kind == "int"
+        above = self.exclusive_minimum
         if low and high:
-            lower = "above" if self.exclusive_minimum else "from"
-            return f"{whole} {lower} {low} to {high}"
+            return (_("a whole number above {low} to {high}") if whole and above
+                    else _("a whole number from {low} to {high}") if whole
+                    else _("a number above {low} to {high}") if above
+                    else _("a number from {low} to {high}")).format(low=low, high=high)
         if low:
-            return f"{whole} {'above' if self.exclusive_minimum else 'of at least'} {low}"
+            return (_("a whole number above {low}") if whole and above
+                    else _("a whole number of at least {low}") if whole
+                    else _("a number above {low}") if above
+                    else _("a number of at least {low}")).format(low=low)
         if high:
-            return f"{whole} of at most {high}"
-        return whole
+            return (_("a whole number of at most {high}") if whole
+                    else _("a number of at most {high}")).format(high=high)
+        return _("a whole number") if whole else _("a number")
 
     def _fail(self, value: object, why: str = "") -> ValidationError:
         text = repr(value) if not isinstance(value, str) else repr(value[:60])
-        shown = text if len(text) <= 64 else f"{text[:30]}...({len(text)} characters)"
-        reason = why or f"must be {self.describe_range()}"
-        return ValidationError(self.name, f"{shown} is not allowed: {reason}")
+        shown = text if len(text) <= 64 else _("{start}...({count} characters)").format(
+            start=text[:30], count=len(text))
+        reason = why or _("must be {range}").format(range=self.describe_range())
+        return ValidationError(self.name, _("{value} is not allowed: {reason}").format(
+            value=shown, reason=reason), reason=reason)
 
     def parse(self, raw: object) -> Value:
         """Turn a reader's or caller's value (number or text with units) into a value.
@@ -179,12 +191,13 @@ class Param:
         if raw is None or (isinstance(raw, str) and not raw.strip()):
             if self.optional:
                 return None
-            raise ValidationError(self.name, "a value is required")
+            raise ValidationError(self.name, _("a value is required"))
         if isinstance(raw, str) and len(raw) > MAX_TEXT_LENGTH:
-            raise ValidationError(self.name, f"text longer than {MAX_TEXT_LENGTH} characters")
+            raise ValidationError(self.name, _("text longer than {count} characters").format(
+                count=MAX_TEXT_LENGTH))
         if self.kind == "text":
             if not isinstance(raw, str):
-                raise self._fail(raw, "must be text")
+                raise self._fail(raw, _("must be text"))
             return raw
         if self.kind == "choice":
             text = str(raw).strip()
@@ -202,35 +215,37 @@ class Param:
                 return False
             raise self._fail(raw)
         if isinstance(raw, bool):
-            raise self._fail(raw, "must be a number, not true/false")
+            raise self._fail(raw, _("must be a number, not true/false"))
         if isinstance(raw, (int, float)):
             try:  # a Python int may lie beyond float range (10**400)
                 number: float = float(raw)
             except OverflowError:
-                raise self._fail(raw, f"must be {self.describe_range()}") from None
+                raise self._fail(raw, _("must be {range}").format(
+                    range=self.describe_range())) from None
             if isinstance(raw, int) and self.kind == "int" and abs(raw) < 2**53:
                 number = raw
         elif isinstance(raw, str):
             try:
                 number = parse_quantity(raw, self.unit)
             except UnitError as err:
-                raise ValidationError(self.name, f"{raw[:60]!r} is not allowed: {err}") from None
+                raise ValidationError(self.name, _("{value} is not allowed: {reason}").format(
+                    value=repr(raw[:60]), reason=err)) from None
             try:
                 return self.check(number)
             except ValidationError as err:
                 # Name the reader's own text, not the float it parsed to.
-                raise self._fail(raw, err.message.split(": ", 1)[-1]) from None
+                raise self._fail(raw, err.reason) from None
         else:
-            raise self._fail(raw, "must be a number")
+            raise self._fail(raw, _("must be a number"))
         return self.check(number)
 
     def check(self, value: float) -> float | int:
         """Check a number against this numeric input's bounds (whole, finite, in range)."""
         if not math.isfinite(value):
-            raise self._fail(value, "must be a finite number")
+            raise self._fail(value, _("must be a finite number"))
         if self.kind == "int":
             if value != int(value):
-                raise self._fail(value, "must be a whole number")
+                raise self._fail(value, _("must be a whole number"))
             value = int(value)
         if self.minimum is not None and (
             value < self.minimum or (self.exclusive_minimum and value == self.minimum)

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import re
 
+from calculators.core.i18n import N_, _
+
 
 class UnitError(ValueError):
     """Text that is not a number in a unit this input understands."""
@@ -48,6 +50,10 @@ COUNT_SUFFIXES: dict[str, float] = {
     "G": 1e9,
     "T": 1e12,
     "P": 1e15,
+    # How Chinese engineers write counts (the zh edition shows them so: units.py).
+    "万": 1e4,
+    "亿": 1e8,
+    "万亿": 1e12,
 }
 TIME_UNITS: dict[str, float] = {
     "ns": 1e-9,
@@ -86,12 +92,12 @@ def _number(text: str) -> tuple[float, str]:
         rest = rest[1:].lstrip()
     match = _NUMBER.match(rest)
     if not match:
-        raise UnitError("not a number")
+        raise UnitError(_("not a number"))
     digits = match.group().replace(",", "").replace("_", "")
     try:
         value = float(digits)
     except ValueError:
-        raise UnitError("not a number") from None
+        raise UnitError(_("not a number")) from None
     return (-value if negative else value), rest[match.end():].strip()
 
 
@@ -156,21 +162,23 @@ def parse_quantity(text: str, unit: str) -> float:
                 break
         scale = COUNT_SUFFIXES.get(word)
     if scale is None:
-        raise UnitError(f"unknown unit {rest[:20]!r} (expected {describe_unit(unit)})")
+        raise UnitError(_("unknown unit {unit} (expected {expected})").format(
+            unit=repr(rest[:20]), expected=describe_unit(unit)))
     return value * scale
 
 
 def describe_unit(unit: str) -> str:
     """What a reader may type for ``unit``, for error messages and help."""
     hints = {
-        "1": "a fraction such as 0.4 or a percentage such as 40%",
-        "B": "bytes, e.g. 80GB, 80 GiB, 512MiB",
-        "B/s": "bytes/s or bits/s, e.g. 50 GB/s, 400 Gb/s",
-        "FLOP": "FLOP, e.g. 3.14e23 or 314 ZFLOP",
-        "FLOP/s": "FLOP/s, e.g. 312 TFLOP/s or 3.12e14",
-        "s": "a time such as 1.5 s, 300 ms, 2 h",
-        "W": "watts, e.g. 700 W or 1.2 kW",
-        "USD": "US dollars, e.g. 2.50",
-        "USD/h": "US dollars per hour, e.g. 2.50",
+        "1": N_("a fraction such as 0.4 or a percentage such as 40%"),
+        "B": N_("bytes, e.g. 80GB, 80 GiB, 512MiB"),
+        "B/s": N_("bytes/s or bits/s, e.g. 50 GB/s, 400 Gb/s"),
+        "FLOP": N_("FLOP, e.g. 3.14e23 or 314 ZFLOP"),
+        "FLOP/s": N_("FLOP/s, e.g. 312 TFLOP/s or 3.12e14"),
+        "s": N_("a time such as 1.5 s, 300 ms, 2 h"),
+        "W": N_("watts, e.g. 700 W or 1.2 kW"),
+        "USD": N_("US dollars, e.g. 2.50"),
+        "USD/h": N_("US dollars per hour, e.g. 2.50"),
     }
-    return hints.get(unit, "a number, optionally with K, M, B or T (thousand to trillion)")
+    return _(hints.get(unit, N_(
+        "a number, optionally with K, M, B or T (thousand to trillion)")))

@@ -3,12 +3,19 @@
 Decimal (SI) and binary (IEC) prefixes are kept apart: 80e9 bytes are "80 GB" and
 80 x 2**30 bytes "80 GiB"; counts (parameters, tokens, samples) read as words ("175
 billion"), and a form field's text parses back (``unit_parsing``) to the exact value.
+
+In Chinese (the active language, ``i18n``) counts read the way Chinese engineers write
+them, in 万 (10^4), 亿 (10^8) and 万亿 (10^12): "1750 亿", "70.1 万卡时"; dollars as
+"140 万美元"; durations in 秒/分钟/小时/天; unit words through the catalogue (context
+"unit"). Symbols (GB, GiB, FLOP/s, kWh) and every number's value stay as in English.
 """
 
 from __future__ import annotations
 
 import math
 from typing import Literal
+
+from calculators.core.i18n import current_language, unit_word
 
 Format = Literal[
     "si", "iec", "sci", "count", "percent", "usd", "fixed", "bool", "text", "duration"
@@ -65,7 +72,32 @@ def _iec(value: float, unit: str) -> str:
     return f"{_sig(value)} {unit}"
 
 
+#: Chinese count scales, largest first; beyond 10^16 a count is shown in scientific form.
+_ZH_SCALES = (("万亿", 1e12), ("亿", 1e8), ("万", 1e4))
+
+
+def _zh_count(value: float, unit: str) -> str:
+    magnitude = abs(value)
+    word = unit_word(unit)
+    gap = " " if word[:1].isascii() and word else ""  # "70.1 万卡时", "3.5 万亿 token"
+    if magnitude >= 1e16 or (0 < magnitude < 1e-3):
+        return f"{_sig(value)} {word}".strip()
+    for scale_word, scale in _ZH_SCALES:
+        if magnitude >= scale * 0.9995:
+            scaled = value / scale
+            digits = 4 if abs(scaled) >= 999.5 else 3  # "1750 亿", not "1.75e3 亿"
+            return f"{_sig(scaled, digits)} {scale_word}{gap}{word}".strip()
+    if magnitude >= 100:
+        exact = value == int(value)
+        shown = f"{int(value) if exact else round(float(_sig(value))):,}"
+    else:
+        shown = _sig(value)
+    return f"{shown} {word}".strip()
+
+
 def _count(value: float, unit: str) -> str:
+    if current_language() == "zh":
+        return _zh_count(value, unit)
     magnitude = abs(value)
     words = (
         ("quintillion", 1e18),
@@ -85,19 +117,27 @@ def _count(value: float, unit: str) -> str:
 
 def format_value(value: float | bool | str | None, unit: str, fmt: Format) -> str:
     """Text for people; ``data-value`` and JSON keep the raw number."""
+    zh = current_language() == "zh"
     if value is None:
-        return "n/a"
+        return "不适用" if zh else "n/a"
     if isinstance(value, bool) or fmt == "bool":
-        return "yes" if value else "no"
+        return ("是" if value else "否") if zh else ("yes" if value else "no")
     if isinstance(value, str) or fmt == "text":
         return str(value)
     if not math.isfinite(value):
-        return "n/a"
+        return "不适用" if zh else "n/a"
     shown_unit = "" if unit == "1" else unit
     if fmt == "percent":
         return f"{value * 100:.3g}%"
     if fmt == "usd":
+        if zh:
+            amount = _count(value, "")
+            return f"{amount}{' ' if amount[-1:].isdigit() else ''}美元"  # "2 美元", "140 万美元"
         return "$" + _count(value, "")
+    if zh and fmt == "si" and shown_unit not in PHYSICAL:
+        return _count(value, shown_unit)  # "1.23 万样本/秒", not "12.3 k样本/秒"
+    if zh and fmt in ("sci", "fixed") and shown_unit not in PHYSICAL:
+        shown_unit = unit_word(shown_unit)  # "样本/秒"; symbols (GB, FLOP/s) stay
     if fmt == "sci":
         return f"{_sig(value)} {shown_unit}".strip()
     if fmt == "iec":
@@ -113,15 +153,17 @@ def format_value(value: float | bool | str | None, unit: str, fmt: Format) -> st
 
 #: (largest value shown in this unit, seconds per unit, unit) for ``duration``.
 _DURATION_STEPS = ((120.0, 1.0, "s"), (7_200.0, 60.0, "min"), (172_800.0, 3_600.0, "h"))
+_ZH_DURATION = {"s": "秒", "min": "分钟", "h": "小时", "days": "天"}
 
 
 def _duration(seconds: float) -> str:
     """A time in seconds in the unit a person reads it in: s below 2 min, min below
-    2 h, h below 2 days, days beyond ("4.2 min", "3.09 h", "68 days")."""
+    2 h, h below 2 days, days beyond ("4.2 min", "3.09 h", "68 days"; "4.2 分钟")."""
+    zh = current_language() == "zh"
     for limit, scale, name in _DURATION_STEPS:
         if abs(seconds) < limit:
-            return f"{_sig(seconds / scale)} {name}"
-    return f"{_sig(seconds / 86_400.0)} days"
+            return f"{_sig(seconds / scale)} {_ZH_DURATION[name] if zh else name}"
+    return f"{_sig(seconds / 86_400.0)} {_ZH_DURATION['days'] if zh else 'days'}"
 
 
 def format_plain(value: float, unit: str) -> str:
@@ -180,7 +222,8 @@ def echo(value: float, unit: str) -> str:
     if unit == "B/s":
         return f"{_si(value, 'B/s')} = {_si(value * 8, 'b/s')}"
     if unit in ("USD", "USD/h"):
-        return format_value(value, unit, "usd") + ("/h" if unit == "USD/h" else "")
+        per_hour = ("/小时" if current_language() == "zh" else "/h") if unit == "USD/h" else ""
+        return format_value(value, unit, "usd") + per_hour
     if unit in PHYSICAL:
         return _si(value, unit)
     return _count(value, "")  # counts: "175 billion" reads right for any noun

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 from calculators.catalogues.failure_rates import LLAMA3_405B, LLAMA3_SWITCH_RADIX
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output
 from calculators.formulas.failures import checkpoints as ck
 from calculators.formulas.failures import goodput as gm
@@ -93,25 +94,28 @@ def _day_split(plan: gm.GoodputPlan, planned_per_day: float, restart_s: float) -
     stalls = training * plan.stall_s / plan.interval_s
     planned = min(hours, planned_per_day * restart_s / HOUR)
     failures = max(0.0, hours - training - stalls - planned)
-    rows = (("Training", training), ("Checkpoint stalls", stalls),
-            ("Failures: recomputed work and recovery", failures), ("Planned stops", planned))
-    return Table(("time", "hours per day", "share"),
+    rows = ((_("Training"), training), (_("Checkpoint stalls"), stalls),
+            (_("Failures: recomputed work and recovery"), failures),
+            (_("Planned stops"), planned))
+    return Table((_("time"), _("hours per day"), _("share")),
                  tuple((name, f"{value:.2f}", f"{value / hours:.1%}") for name, value in rows),
-                 "A day of wall-clock, first-order split")
+                 _("A day of wall-clock, first-order split"))
 
 
 def _restart_note(plan: gm.GoodputPlan, *, given: bool) -> str:
     """The restart's parts at this size, and whether the given time replaced them."""
     parts = plan.restart_parts
+    restart = units.format_value(plan.restart_s, "s", "duration")
     if parts is None:
-        return f"Restart: {units.format_value(plan.restart_s, 's', 'duration')}."
+        return _("Restart: {time}.").format(time=restart)
     listed = ", ".join(f"{name} {units.format_value(t, 's', 'duration')}"
                        for name, t in parts.rows())
     modelled = units.format_value(parts.total_s, "s", "duration")
     if given:
-        return (f"Restart: the given {units.format_value(plan.restart_s, 's', 'duration')} "
-                f"replaces the model's {modelled} ({listed}).")
-    return f"Restart: {modelled} at this size ({listed})."
+        return _("Restart: the given {given} replaces the model's {modelled} "
+                 "({parts}).").format(given=restart, modelled=modelled, parts=listed)
+    return _("Restart: {modelled} at this size ({parts}).").format(modelled=modelled,
+                                                                   parts=listed)
 
 
 def _goodput(inputs: Inputs) -> Computed:
@@ -123,48 +127,50 @@ def _goodput(inputs: Inputs) -> Computed:
     wall = gm.wall_clock_s(ideal_s, plan.goodput)
     extra_days = extra_cost = interruptions = None
     if wall is None:
-        warnings.append("The job never finishes: interruptions come faster than it can "
-                        "checkpoint and restart. Fewer GPUs per job, faster storage or "
-                        "faster recovery are needed.")
+        warnings.append(_("The job never finishes: interruptions come faster than it can "
+                          "checkpoint and restart. Fewer GPUs per job, faster storage or "
+                          "faster recovery are needed."))
     else:
         extra_days = (wall - ideal_s) / DAY
         extra_cost = rel.extra_cost_usd(gpus, ideal_s, plan.goodput,
                                         inputs.num("price_per_gpu_hour"))
         interruptions = wall / plan.mtbi_s
     if plan.goodput < LOW_GOODPUT:
-        warnings.append(f"Goodput is {plan.goodput:.0%}: most of the wall-clock is lost to "
-                        "failures and checkpoints.")
+        warnings.append(_("Goodput is {goodput:.0%}: most of the wall-clock is lost to "
+                          "failures and checkpoints.").format(goodput=plan.goodput))
     if plan.stall_s >= 2 * plan.mtbi_s:
-        warnings.append("A checkpoint stalls the job for at least twice the mean time "
-                        "between interruptions (delta >= 2M): Daly's interval is then M "
-                        "and most checkpoints never complete.")
+        warnings.append(_("A checkpoint stalls the job for at least twice the mean time "
+                          "between interruptions (delta >= 2M): Daly's interval is then M "
+                          "and most checkpoints never complete."))
     if inputs.flag("asynchronous") and plan.interval_s < plan.persist_s - plan.snapshot_s:
-        warnings.append(
-            f"The {plan.interval_s:.3g} s interval is shorter than the "
-            f"{plan.persist_s - plan.snapshot_s:.3g} s an asynchronous save takes to "
-            f"persist: each save waits for the one before, and the stall grows from "
-            f"{plan.snapshot_s:.3g} s to {plan.stall_s:.3g} s.")
+        warnings.append(_(
+            "The {interval:.3g} s interval is shorter than the {persist:.3g} s an "
+            "asynchronous save takes to persist: each save waits for the one before, and "
+            "the stall grows from {snapshot:.3g} s to {stall:.3g} s.").format(
+                interval=plan.interval_s, persist=plan.persist_s - plan.snapshot_s,
+                snapshot=plan.snapshot_s, stall=plan.stall_s))
     if plan.interval_rule == "persist":
-        warnings.append(
-            f"Daly's interval for a {plan.snapshot_s:.3g} s snapshot is shorter than the "
-            f"{plan.persist_s - plan.snapshot_s:.3g} s an asynchronous save takes to "
-            "persist, so saves would queue: the interval is raised to the persist time. "
-            "Faster storage would allow more frequent checkpoints.")
+        warnings.append(_(
+            "Daly's interval for a {snapshot:.3g} s snapshot is shorter than the "
+            "{persist:.3g} s an asynchronous save takes to persist, so saves would queue: "
+            "the interval is raised to the persist time. Faster storage would allow more "
+            "frequent checkpoints.").format(snapshot=plan.snapshot_s,
+                                            persist=plan.persist_s - plan.snapshot_s))
     hardware = inputs.num("hardware_fraction")
     # Little's law over the node-taking interruptions alone: their rate is the share
     # ``hardware`` of all. Scaling the count, not dividing the MTBI, keeps a tiny share
     # from overflowing the MTBI to infinity.
     spares = rel.nodes_in_repair(plan.mtbi_s, inputs.num("repair_time")) * hardware
     if plan.interval_rule == "daly":
-        notes.append(
-            f"Young 1974's first-order interval, sqrt(2 x stall x MTBI), would be "
-            f"{units.format_value(plan.young_interval_s, 's', 'duration')}; Daly 2006's "
-            f"Eq. 37 takes {units.format_value(plan.interval_s, 's', 'duration')}, "
-            "shorter by about two thirds of the stall.")
+        notes.append(_(
+            "Young 1974's first-order interval, sqrt(2 x stall x MTBI), would be {young}; "
+            "Daly 2006's Eq. 37 takes {daly}, shorter by about two thirds of the "
+            "stall.").format(young=units.format_value(plan.young_interval_s, "s", "duration"),
+                             daly=units.format_value(plan.interval_s, "s", "duration")))
     notes.append(_restart_note(plan, given=inputs["restart_time"] is not None))
     if not inputs.flag("hot_spares"):
-        notes.append(f"Hot spares would save {hardware * inputs.num('replacement_time') / 60:.3g}"
-                     " min per interruption on average.")
+        notes.append(_("Hot spares would save {minutes:.3g} min per interruption on "
+                       "average.").format(minutes=hardware * inputs.num("replacement_time") / 60))
     return Computed(
         values={
             "goodput": plan.goodput,

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Protocol
 
 from calculators.core.charts import Marker, Series, line_chart, stack_charts
+from calculators.core.i18n import _
 
 if TYPE_CHECKING:
     from calculators.core.calculator import Inputs
@@ -33,11 +34,11 @@ def _by_size(inputs: Inputs, plan_at: PlanAt) -> str:
     series = [
         Series(label, tuple((float(n), 100 * plan_at(inputs, n, asynchronous=mode).goodput)
                             for n in sizes))
-        for label, mode in (("synchronous saves", False), ("asynchronous saves", True))
+        for label, mode in ((_("synchronous saves"), False), (_("asynchronous saves"), True))
     ]
-    return line_chart("Goodput falls as the job grows", series, "GPUs in the job",
-                      "goodput (%)", log_x=True,
-                      markers=(Marker(float(gpus), f"{gpus:,} GPUs"),))
+    return line_chart(_("Goodput falls as the job grows"), series, _("GPUs in the job"),
+                      _("goodput (%)"), log_x=True,
+                      markers=(Marker(float(gpus), _("{gpus:,} GPUs").format(gpus=gpus)),))
 
 
 def _by_interval(inputs: Inputs, plan: GoodputPlan, plan_at: PlanAt) -> str:
@@ -48,15 +49,17 @@ def _by_interval(inputs: Inputs, plan: GoodputPlan, plan_at: PlanAt) -> str:
     points = tuple(
         (tau / MINUTE, 100 * plan_at(inputs, gpus, interval_s=tau).goodput)
         for tau in (low * ratio**i for i in range(INTERVAL_POINTS)))
-    markers = [Marker(best.interval_s / MINUTE, f"optimum {best.interval_s / MINUTE:.3g} min")]
+    markers = [Marker(best.interval_s / MINUTE, _("optimum {minutes:.3g} min").format(
+        minutes=best.interval_s / MINUTE))]
     if plan.interval_rule == "given":
-        markers.append(Marker(plan.interval_s / MINUTE, "yours"))
-    return line_chart("Goodput against the checkpoint interval",
-                      [Series(f"{gpus:,} GPUs", points)], "minutes of training between "
-                      "checkpoints", "goodput (%)", log_x=True, markers=tuple(markers))
+        markers.append(Marker(plan.interval_s / MINUTE, _("yours")))
+    return line_chart(_("Goodput against the checkpoint interval"),
+                      [Series(_("{gpus:,} GPUs").format(gpus=gpus), points)],
+                      _("minutes of training between checkpoints"), _("goodput (%)"),
+                      log_x=True, markers=tuple(markers))
 
 
 def goodput_charts(inputs: Inputs, plan: GoodputPlan, plan_at: PlanAt) -> str:
     """Both charts in one SVG."""
-    return stack_charts("Goodput by job size and by checkpoint interval",
+    return stack_charts(_("Goodput by job size and by checkpoint interval"),
                         [_by_size(inputs, plan_at), _by_interval(inputs, plan, plan_at)])

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.model.architecture import Architecture
 from calculators.formulas.parallel.stages import SplitError, split_layers
@@ -154,16 +155,16 @@ def architecture(inputs: Inputs) -> Architecture:
     kv_heads = heads if inputs["kv_heads"] is None else inputs.whole("kv_heads")
     if inputs["head_dim"] is None:
         if hidden % heads:
-            raise ValidationError(
-                "heads", f"{heads} heads do not divide hidden size {hidden}; set head_dim"
-            )
+            raise ValidationError("heads", _(
+                "{heads} heads do not divide hidden size {hidden}; set head_dim").format(
+                heads=heads, hidden=hidden))
         head_dim = hidden // heads
     else:
         head_dim = inputs.whole("head_dim")
     if kv_heads > heads or heads % kv_heads:
-        raise ValidationError(
-            "kv_heads", f"{kv_heads} key/value heads must divide the {heads} query heads"
-        )
+        raise ValidationError("kv_heads", _(
+            "{kv_heads} key/value heads must divide the {heads} query heads").format(
+            kv_heads=kv_heads, heads=heads))
     ffn = 4 * hidden if inputs["ffn_hidden"] is None else inputs.whole("ffn_hidden")
     return Architecture(
         layers=inputs.whole("layers"),
@@ -211,25 +212,21 @@ def check_layout(arch: Architecture, tp: int, pp: int, chunks: int = 1,
     requires the query groups to divide by TP); PP splits the layers evenly, or with one
     layer fewer on the first and last chunk (formulas.parallel.stages)."""
     if arch.heads % tp:
-        raise ValidationError(
-            "tp",
-            f"tensor parallel size {tp} must divide the {arch.heads} "
-            "attention heads (Megatron splits whole heads)",
-        )
+        raise ValidationError("tp", _(
+            "tensor parallel size {tp} must divide the {heads} attention heads (Megatron "
+            "splits whole heads)").format(tp=tp, heads=arch.heads))
     if arch.kv_heads % tp:
-        raise ValidationError(
-            "tp", f"tensor parallel size {tp} must divide the {arch.kv_heads} key/value heads"
-        )
+        raise ValidationError("tp", _(
+            "tensor parallel size {tp} must divide the {kv_heads} key/value heads").format(
+            tp=tp, kv_heads=arch.kv_heads))
     if arch.mix.linear is not None and arch.mix.linear.key_heads % tp:
-        raise ValidationError(
-            "tp", f"tensor parallel size {tp} must divide the {arch.mix.linear.key_heads} "
-            "linear-attention key heads")
+        raise ValidationError("tp", _(
+            "tensor parallel size {tp} must divide the {heads} linear-attention key "
+            "heads").format(tp=tp, heads=arch.mix.linear.key_heads))
     if pp > arch.layers:
-        raise ValidationError(
-            "pp",
-            f"pipeline size {pp} is more than the {arch.layers} "
-            "layers: every stage needs at least one layer",
-        )
+        raise ValidationError("pp", _(
+            "pipeline size {pp} is more than the {layers} layers: every stage needs at "
+            "least one layer").format(pp=pp, layers=arch.layers))
     try:
         split_layers(arch.layers, pp, chunks, placement if pp > 1 else "loop")
     except SplitError as err:

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from calculators.catalogues import fabrics, hardware
 from calculators.catalogues import switches as switch_catalogue
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Kind, Param, ValidationError
 from calculators.formulas.fabric import clos
 from calculators.inputs.hardware import accelerator_choices
@@ -41,8 +42,9 @@ def switch_of(inputs: Inputs) -> tuple[Switch, int, float]:
     radix_given = inputs.opt("switch_radix")
     radix = switch.radix if radix_given is None else inputs.whole("switch_radix")
     if radix % 2:
-        raise ValidationError("switch_radix", f"{radix} is not allowed: a switch radix "
-                              "must be even (half the ports down, half up at 1:1)")
+        raise ValidationError("switch_radix", _(
+            "{radix} is not allowed: a switch radix must be even (half the ports down, half "
+            "up at 1:1)").format(radix=radix))
     port = inputs.opt("switch_port_bandwidth") or switch.port_bytes_per_s
     return switch, radix, port
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.catalogues import hardware
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.planner.layout import DEFAULT_OVERLAP
 from calculators.formulas.sparse.embeddings import shard_bytes
@@ -140,8 +141,9 @@ def lengths(inputs: Inputs) -> Lengths:
     """The histories; a mean above the cap is refused by name."""
     cap, mean = inputs.whole("history_max"), inputs.num("history_mean")
     if mean > cap:
-        raise ValidationError("history_mean", f"the mean history ({mean:,.0f} tokens) "
-                              f"cannot exceed the cap ({cap:,} tokens)")
+        raise ValidationError("history_mean", _(
+            "the mean history ({mean:,.0f} tokens) cannot exceed the cap ({cap:,} "
+            "tokens)").format(mean=mean, cap=cap))
     return Lengths.from_spread(cap, mean, inputs.num("history_spread"),
                                inputs.whole("candidates"), padded=inputs.flag("padded"))
 

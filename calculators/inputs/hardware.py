@@ -6,6 +6,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.catalogues.hardware import ACCELERATORS, PRECISIONS, Accelerator, Precision
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param
 from calculators.formulas.model.recipes import recipe_for
 
@@ -55,13 +56,16 @@ def peak_note(inputs: Inputs, gpu: Accelerator) -> str | None:
     if override is not None:
         if wanted == PEAK_PRECISION_PARAM.default:
             return None
-        return (f"The peak FLOP/s override ({override / 1e12:,.1f} TFLOP/s) is the "
-                f"denominator: the {wanted.upper()} peak of the datasheet is not used.")
+        return _("The peak FLOP/s override ({peak:,.1f} TFLOP/s) is the denominator: the "
+                 "{precision} peak of the datasheet is not used.").format(
+            peak=override / 1e12, precision=wanted.upper())
     used = gpu.precision_used(wanted)
     if used == wanted:
         return None
-    return (f"{gpu.name} has no dense {wanted.upper()} tensor rate in its datasheet: "
-            f"the {used.upper()} peak ({gpu.peak_flops(used) / 1e12:,.1f} TFLOP/s) is used.")
+    return _("{gpu} has no dense {wanted} tensor rate in its datasheet: the {used} peak "
+             "({peak:,.1f} TFLOP/s) is used.").format(
+        gpu=gpu.name, wanted=wanted.upper(), used=used.upper(),
+        peak=gpu.peak_flops(used) / 1e12)
 
 
 #: The override of the catalogue's peak, shared by every calculator that divides by it.
@@ -110,10 +114,10 @@ def peak_words(gpu: Accelerator, precision: Precision = "bf16",
                override: float | None = None) -> str:
     """``mfu_basis`` for a calculator that fixes the precision (or has an override)."""
     if override:
-        return f"the given peak, {override / 1e12:,.1f} TFLOP/s per GPU"
+        return _("the given peak, {peak:,.1f} TFLOP/s per GPU").format(peak=override / 1e12)
     used = gpu.precision_used(precision)
-    return (f"{gpu.name}'s dense {used.upper()} peak, "
-            f"{gpu.peak_flops(used) / 1e12:,.1f} TFLOP/s per GPU")
+    return _("{gpu}'s dense {precision} peak, {peak:,.1f} TFLOP/s per GPU").format(
+        gpu=gpu.name, precision=used.upper(), peak=gpu.peak_flops(used) / 1e12)
 
 
 MFU_BASIS_HELP = ("The peak the MFU divides by: the datasheet's dense rate at the 'Peak "
@@ -152,7 +156,11 @@ def narrow_mfu_note(inputs: Inputs, gpu: Accelerator, mfu: float) -> str | None:
     if PRECISIONS.index(used) <= PRECISIONS.index(basis):
         return None
     against = mfu * gpu.peak_flops(basis) / gpu.peak_flops(used)
-    above = " (above 100%: the GEMMs run faster than that peak)" if mfu > 1 else ""
-    return (f"This MFU is against the {basis.upper()} peak{above}, the basis that "
-            f"compares the run with {basis.upper()} runs; against the {used.upper()} peak "
-            f"the layers' GEMMs run at, the same step is {against:.1%}.")
+    said = (_("This MFU is against the {basis} peak (above 100%: the GEMMs run faster than "
+              "that peak), the basis that compares the run with {basis} runs; against the "
+              "{used} peak the layers' GEMMs run at, the same step is {against:.1%}.")
+            if mfu > 1 else
+            _("This MFU is against the {basis} peak, the basis that compares the run with "
+              "{basis} runs; against the {used} peak the layers' GEMMs run at, the same "
+              "step is {against:.1%}."))
+    return said.format(basis=basis.upper(), used=used.upper(), against=against)

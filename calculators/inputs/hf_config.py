@@ -15,6 +15,7 @@ from typing import TypedDict
 
 from calculators.catalogues import presets
 from calculators.catalogues.preset_base import Preset
+from calculators.core.i18n import _
 from calculators.inputs.hf_families import FAMILIES, Values
 from calculators.inputs.hf_fields import ConfigError, Fields
 
@@ -34,6 +35,7 @@ class ImportedModel:
     values: Values
     used: tuple[str, ...]
     defaults: tuple[str, ...]
+    model: str = ""  # the name without "from config.json"
 
     @property
     def kind(self) -> str:
@@ -60,24 +62,24 @@ def _parse(text: str | dict[str, object]) -> dict[str, object]:
     if isinstance(text, dict):
         return dict(text)
     if len(text) > MAX_CONFIG_CHARS:
-        raise ConfigError(f"the text is longer than {MAX_CONFIG_CHARS:,} characters; a "
-                          "config.json is a few kilobytes")
+        raise ConfigError(_("the text is longer than {most:,} characters; a config.json is "
+                            "a few kilobytes").format(most=MAX_CONFIG_CHARS))
     if not text.strip():
-        raise ConfigError("paste the contents of the model's config.json")
+        raise ConfigError(_("paste the contents of the model's config.json"))
     try:
         data = json.loads(text)
     except ValueError as err:
-        raise ConfigError(f"not JSON: {err}"[:200]) from None
+        raise ConfigError(_("not JSON: {error}").format(error=err)[:200]) from None
     if not isinstance(data, dict):
-        raise ConfigError("a config.json is a JSON object ({...})")
+        raise ConfigError(_("a config.json is a JSON object ({...})"))
     return data
 
 
-def _name(data: dict[str, object], family: str) -> str:
+def _model(data: dict[str, object], family: str) -> str:
     names = data.get("architectures")
     if isinstance(names, list) and names and isinstance(names[0], str):
-        return f"{names[0]} from config.json"
-    return f"{family} model from config.json"
+        return names[0]
+    return _("{family} model").format(family=family)
 
 
 def read_config(text: str | dict[str, object]) -> ImportedModel:
@@ -85,18 +87,19 @@ def read_config(text: str | dict[str, object]) -> ImportedModel:
     data = _parse(text)
     family = data.get("model_type")
     if not isinstance(family, str) or not family:
-        raise ConfigError("model_type is missing: it names the model family (llama, "
-                          "qwen3_moe, deepseek_v3, gpt_oss, ...)")
+        raise ConfigError(_("model_type is missing: it names the model family (llama, "
+                            "qwen3_moe, deepseek_v3, gpt_oss, ...)"))
     mapping = FAMILIES.get(family)
     if mapping is None:
         known = ", ".join(sorted(FAMILIES))
-        raise ConfigError(f"model_type {family[:40]!r} is not mapped; mapped families: "
-                          f"{known}")
+        raise ConfigError(_("model_type {family} is not mapped; mapped families: "
+                            "{known}").format(family=repr(family[:40]), known=known))
     fields = Fields(data, family)
     fields.used.append("model_type")
     values = mapping(fields)
-    return ImportedModel(family, _name(data, family), values, tuple(dict.fromkeys(fields.used)),
-                         tuple(fields.defaults))
+    model = _model(data, family)
+    return ImportedModel(family, _("{model} from config.json").format(model=model), values,
+                         tuple(dict.fromkeys(fields.used)), tuple(fields.defaults), model)
 
 
 def apply_config(calc_id: str, text: str | dict[str, object]) -> ConfigAnswer:
@@ -110,11 +113,14 @@ def apply_config(calc_id: str, text: str | dict[str, object]) -> ConfigAnswer:
     model = read_config(text)
     preset = model.as_preset()
     if not presets.describes_models(calc):
-        raise ConfigError(f"{calc.id} takes no model architecture")
+        raise ConfigError(_("{calculator} takes no model architecture").format(
+            calculator=calc.id))
     if preset not in presets.applicable(calc, (preset,)):
-        kind = "a mixture of experts" if model.kind == "moe_model" else "a dense model"
-        raise ConfigError(f"{model.name.split(' from')[0]} is {kind}, which {calc.id} does "
-                          "not describe: use the calculator for that kind of model")
+        said = (_("{model} is a mixture of experts, which {calculator} does not describe: "
+                  "use the calculator for that kind of model") if model.kind == "moe_model"
+                else _("{model} is a dense model, which {calculator} does not describe: use "
+                       "the calculator for that kind of model"))
+        raise ConfigError(said.format(model=model.model, calculator=calc.id))
     return {"texts": presets.preset_texts(calc, preset), "family": model.family,
             "name": model.name, "used": list(model.used), "defaults": list(model.defaults),
             "kind": model.kind}

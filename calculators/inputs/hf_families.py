@@ -13,6 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.catalogues.preset_base import PLAIN_DENSE, PLAIN_STACK, PresetValue
+from calculators.core.i18n import N_, _
 from calculators.formulas.model.layer_mix import compact_pattern
 from calculators.inputs.hf_fields import ConfigError, Fields
 
@@ -30,7 +31,8 @@ def _attention(f: Fields, vocab: int | None = None) -> Values:
     kv = f.whole("num_key_value_heads", heads)
     head_dim = f.whole("head_dim", hidden // heads if hidden % heads == 0 else None)
     if heads % kv:
-        raise ConfigError(f"num_key_value_heads {kv} must divide num_attention_heads {heads}")
+        raise ConfigError(_("num_key_value_heads {kv} must divide num_attention_heads "
+                            "{heads}").format(kv=kv, heads=heads))
     return {"layers": f.whole("num_hidden_layers"), "hidden": hidden,
             "vocab": f.whole("vocab_size", vocab), "heads": heads, "kv_heads": kv,
             "head_dim": head_dim}
@@ -42,11 +44,13 @@ def _layer_types(f: Fields, layers: int) -> str | None:
     if kinds is None:
         return None
     if len(kinds) != layers:
-        raise ConfigError(f"layer_types has {len(kinds)} entries for {layers} layers")
+        raise ConfigError(_("layer_types has {entries} entries for {layers} layers").format(
+            entries=len(kinds), layers=layers))
     unknown = sorted(set(kinds) - set(_LAYER_TYPES))
     if unknown:
-        raise ConfigError(f"layer_types: {unknown[0]!r} is not a layer kind the guide models "
-                          f"({', '.join(_LAYER_TYPES)})")
+        raise ConfigError(_("layer_types: {kind} is not a layer kind the guide models "
+                            "({known})").format(kind=repr(unknown[0]),
+                                                known=", ".join(_LAYER_TYPES)))
     unit = "".join(_LAYER_TYPES[k] for k in kinds)
     return compact_pattern(unit)
 
@@ -74,7 +78,7 @@ def _dense(f: Fields, vocab: int | None = None, *, tied: bool = False,
 
 
 def _no_biases(f: Fields) -> None:
-    why = "biases on every projection are not among the dense inputs"
+    why = N_("biases on every projection are not among the dense inputs")
     f.require_absent_or("attention_bias", (False,), why)
     f.require_absent_or("mlp_bias", (False,), why)
 
@@ -97,7 +101,7 @@ def qwen2(f: Fields) -> Values:
     """Qwen2 / Qwen2.5 (Qwen2Config): biases on Q, K and V only (fixed in the modelling
     code); ``use_sliding_window`` false in the released models."""
     f.require_absent_or("use_sliding_window", (False,),
-                        "Qwen2's sliding window is off in every released model")
+                        N_("Qwen2's sliding window is off in every released model"))
     return _dense(f, qkv_bias=True)
 
 
@@ -105,14 +109,14 @@ def qwen3(f: Fields) -> Values:
     """Qwen3 (Qwen3Config): Llama's block with QK-Norm and no biases."""
     _no_biases(f)
     f.require_absent_or("use_sliding_window", (False,),
-                        "Qwen3's sliding window is off in every released model")
+                        N_("Qwen3's sliding window is off in every released model"))
     return _dense(f, qk_norm=True)
 
 
 def gemma2(f: Fields) -> Values:
     """Gemma 2 (Gemma2Config): GeGLU, four RMSNorms per layer, tied embeddings, sliding
     window (4,096) on every other layer starting with the first."""
-    f.require_absent_or("attention_bias", (False,), "Gemma has no biases")
+    f.require_absent_or("attention_bias", (False,), N_("Gemma has no biases"))
     values = _dense(f, tied=True, norms_per_layer=4)
     window = f.whole("sliding_window", 4096)
     return {**values, **_stack(_layer_types(f, int(values["layers"])) or "SF", window)}
@@ -131,7 +135,7 @@ def gemma3(f: Fields) -> Values:
         f.used += text.used
         f.defaults += text.defaults
         return values
-    f.require_absent_or("attention_bias", (False,), "Gemma has no biases")
+    f.require_absent_or("attention_bias", (False,), N_("Gemma has no biases"))
     # Gemma3TextConfig's vocabulary, which the 27B release leaves out.
     values = _dense(f, 262_208, tied=True, norms_per_layer=4, qk_norm=True)
     window = f.whole("sliding_window", 4096)
@@ -170,7 +174,7 @@ def mixtral(f: Fields) -> Values:
 
 
 def _every_layer_moe(f: Fields) -> None:
-    why = "MoE on every layer is what the MoE inputs model (first layers dense at most)"
+    why = N_("MoE on every layer is what the MoE inputs model (first layers dense at most)")
     f.require_absent_or("decoder_sparse_step", (1,), why)
     f.require_absent_or("mlp_only_layers", ([],), why)
 
@@ -178,7 +182,7 @@ def _every_layer_moe(f: Fields) -> None:
 def qwen3_moe(f: Fields) -> Values:
     """Qwen3-MoE (Qwen3MoeConfig): QK-Norm, no shared experts, MoE in every layer."""
     _every_layer_moe(f)
-    f.require_absent_or("attention_bias", (False,), "Qwen3 has no attention biases")
+    f.require_absent_or("attention_bias", (False,), N_("Qwen3 has no attention biases"))
     return _moe(f, experts="num_experts", expert_ffn="moe_intermediate_size", qk_norm=True)
 
 
@@ -194,9 +198,11 @@ def qwen3_next(f: Fields) -> Values:
                                                 other="L")
     key_dim, value_dim = f.whole("linear_key_head_dim"), f.whole("linear_value_head_dim")
     if key_dim != value_dim:
-        raise ConfigError(f"linear_key_head_dim {key_dim} and linear_value_head_dim "
-                          f"{value_dim} differ: the guide models one linear head size")
-    f.require_absent_or("linear_conv_kernel_dim", (4,), "the convolution is modelled 4 wide")
+        raise ConfigError(_("linear_key_head_dim {keys} and linear_value_head_dim {values} "
+                            "differ: the guide models one linear head size").format(
+            keys=key_dim, values=value_dim))
+    f.require_absent_or("linear_conv_kernel_dim", (4,),
+                        N_("the convolution is modelled 4 wide"))
     shared = f.whole("shared_expert_intermediate_size", minimum=0)
     return {**_moe(f, experts="num_experts", expert_ffn="moe_intermediate_size",
                    qk_norm=True, output_gate=True, shared_experts=1 if shared else 0,
@@ -213,8 +219,8 @@ def deepseek(f: Fields) -> Values:
     shared experts, the first ``first_k_dense_replace`` layers dense, group-limited
     routing; V3's ``noaux_tc`` routing keeps a bias per expert; MTP modules
     (``num_nextn_predict_layers``)."""
-    f.require_absent_or("moe_layer_freq", (1,), "MoE on every layer after the first k")
-    f.require_absent_or("attention_bias", (False,), "MLA is modelled without biases")
+    f.require_absent_or("moe_layer_freq", (1,), N_("MoE on every layer after the first k"))
+    f.require_absent_or("attention_bias", (False,), N_("MLA is modelled without biases"))
     layers = f.whole("num_hidden_layers")
     values: Values = {
         "model_kind": "moe", "layers": layers, "hidden": f.whole("hidden_size"),
@@ -254,7 +260,8 @@ def gpt_oss(f: Fields) -> Values:
 
 def not_modelled(why: str) -> Callable[[Fields], Values]:
     def refuse(f: Fields) -> Values:
-        raise ConfigError(f"model_type {f.family!r} is not modelled: {why}")
+        raise ConfigError(_("model_type {family} is not modelled: {why}").format(
+            family=repr(f.family), why=_(why)))
     return refuse
 
 
@@ -264,7 +271,7 @@ FAMILIES: dict[str, Callable[[Fields], Values]] = {
     "gemma2": gemma2, "gemma3": gemma3, "gemma3_text": gemma3,
     "mixtral": mixtral, "qwen3_moe": qwen3_moe, "qwen3_next": qwen3_next,
     "deepseek_v2": deepseek, "deepseek_v3": deepseek, "gpt_oss": gpt_oss,
-    "nemotron_h": not_modelled(
+    "nemotron_h": not_modelled(N_(
         "its layers hold a Mamba-2 mixer, an MLP or an attention alone "
-        "(hybrid_override_pattern), where the guide's layers pair a mixer with an MLP"),
+        "(hybrid_override_pattern), where the guide's layers pair a mixer with an MLP")),
 }

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 
 #: The input name a config error is reported against (the page's paste box).
@@ -48,12 +49,14 @@ class Fields:
         """A whole-number field of at least ``minimum``."""
         value = self.raw(key, default)
         if value is None:
-            raise ConfigError(f"{self._name(key)} is missing: a {self.family} config needs "
-                              "it")
+            raise ConfigError(_("{field} is missing: a {family} config needs it").format(
+                field=self._name(key), family=self.family))
         if isinstance(value, bool) or not isinstance(value, (int, float)) or value != int(value):
-            raise ConfigError(f"{self._name(key)} must be a whole number, not {value!r}"[:160])
+            raise ConfigError(_("{field} must be a whole number, not {value}").format(
+                field=self._name(key), value=repr(value))[:160])
         if int(value) < minimum:
-            raise ConfigError(f"{self._name(key)} must be at least {minimum}, not {value!r}")
+            raise ConfigError(_("{field} must be at least {minimum}, not {value}").format(
+                field=self._name(key), minimum=minimum, value=repr(value)))
         return int(value)
 
     def optional_whole(self, key: str) -> int | None:
@@ -64,13 +67,15 @@ class Fields:
         """A true/false field."""
         value = self.raw(key, default)
         if not isinstance(value, bool):
-            raise ConfigError(f"{self._name(key)} must be true or false, not {value!r}"[:160])
+            raise ConfigError(_("{field} must be true or false, not {value}").format(
+                field=self._name(key), value=repr(value))[:160])
         return value
 
     def text(self, key: str, default: str | None = None) -> str:
         value = self.raw(key, default)
         if not isinstance(value, str):
-            raise ConfigError(f"{self._name(key)} must be text, not {value!r}"[:160])
+            raise ConfigError(_("{field} must be text, not {value}").format(
+                field=self._name(key), value=repr(value))[:160])
         return value
 
     def strings(self, key: str) -> list[str] | None:
@@ -79,13 +84,14 @@ class Fields:
             return None
         value = self.raw(key)
         if not isinstance(value, list) or not all(isinstance(v, str) for v in value):
-            raise ConfigError(f"{self._name(key)} must be a list of texts")
+            raise ConfigError(_("{field} must be a list of texts").format(field=self._name(key)))
         return value
 
     def require_absent_or(self, key: str, allowed: tuple[object, ...], why: str) -> None:
-        """A field whose other values the guide does not model: an error saying why."""
+        """A field whose other values the guide does not model: an error saying why
+        (``why`` marked with ``N_`` by the caller, translated here)."""
         if key in self.data and self.data[key] not in allowed:
-            raise ConfigError(f"{self._name(key)} = {self.data[key]!r} is not modelled: "
-                              f"{why}"[:300])
+            raise ConfigError(_("{field} = {value} is not modelled: {why}").format(
+                field=self._name(key), value=repr(self.data[key]), why=_(why))[:300])
         if key in self.data:
             self.used.append(self._name(key))

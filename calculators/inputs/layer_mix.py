@@ -6,6 +6,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import Param, ValidationError
 from calculators.formulas.model.layer_mix import (
     LINEAR,
@@ -80,16 +81,16 @@ def layer_mix(inputs: Inputs) -> LayerMix:
         raise ValidationError("layer_pattern", str(err)) from None
     window = inputs.opt("attention_window")
     if WINDOW in pattern and window is None:
-        raise ValidationError("attention_window", "S layers need the sliding window size")
+        raise ValidationError("attention_window", _("S layers need the sliding window size"))
     linear = None
     if LINEAR in pattern and "linear_key_heads" not in inputs:
-        raise ValidationError("layer_pattern", "linear-attention layers (L) are priced by "
-                              "the calculators that take their heads (the planners, "
-                              "moe_step); here use F and S")
+        raise ValidationError("layer_pattern", _(
+            "linear-attention layers (L) are priced by the calculators that take their "
+            "heads (the planners, moe_step); here use F and S"))
     if LINEAR in pattern:
         keys = inputs.opt("linear_key_heads")
         if keys is None:
-            raise ValidationError("linear_key_heads", "L layers need their key heads")
+            raise ValidationError("linear_key_heads", _("L layers need their key heads"))
         values = inputs.opt("linear_value_heads") or keys
         dim = inputs.opt("linear_head_dim") or DEFAULT_LINEAR_HEAD_DIM
         try:

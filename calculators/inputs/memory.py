@@ -7,6 +7,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from calculators.catalogues.host_links import host_side
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Output, Param
 from calculators.formulas.parallel.memory import device_capacity_bytes, usable_bytes
 
@@ -85,9 +86,9 @@ def host_memory_warning(host_bytes: float, accelerator: str) -> str | None:
     side = host_side(accelerator)
     if host_bytes <= side.host_memory:
         return None
-    return (f"The offloaded states need {host_bytes / 1e9:,.1f} GB of host memory per GPU, "
-            f"more than the {side.host_memory / 1e9:,.0f} GB per GPU of the reference node "
-            f"({side.source}).")
+    return _("The offloaded states need {need:,.1f} GB of host memory per GPU, more than the "
+             "{have:,.0f} GB per GPU of the reference node ({source}).").format(
+        need=host_bytes / 1e9, have=side.host_memory / 1e9, source=side.source)
 
 
 #: The planners' outputs on offload (parallel_plan, moe_plan).

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.moe.expert_parallel import AlltoallPrecision
 from calculators.formulas.moe.shape import GroupedQueryAttention, LatentAttention, MoeArchitecture
@@ -134,7 +135,8 @@ def _attention(inputs: Inputs) -> GroupedQueryAttention | LatentAttention:
     if inputs.text("attention") == "mla":
         for name in _MLA_REQUIRED:
             if inputs[name] is None:
-                raise ValidationError(name, "a value is required with latent attention (mla)")
+                raise ValidationError(name, _("a value is required with latent attention "
+                                              "(mla)"))
         q_rank = 0 if inputs["q_lora_rank"] is None else inputs.whole("q_lora_rank")
         return LatentAttention(heads, q_rank, inputs.whole("kv_lora_rank"),
                                inputs.whole("qk_nope_head_dim"),
@@ -142,12 +144,14 @@ def _attention(inputs: Inputs) -> GroupedQueryAttention | LatentAttention:
     hidden = inputs.whole("hidden")
     kv_heads = heads if inputs["kv_heads"] is None else inputs.whole("kv_heads")
     if kv_heads > heads or heads % kv_heads:
-        raise ValidationError("kv_heads", f"{kv_heads} key/value heads must divide the "
-                                          f"{heads} query heads")
+        raise ValidationError("kv_heads", _(
+            "{kv_heads} key/value heads must divide the {heads} query heads").format(
+            kv_heads=kv_heads, heads=heads))
     if inputs["head_dim"] is None:
         if hidden % heads:
-            raise ValidationError("heads", f"{heads} heads do not divide hidden size "
-                                           f"{hidden}; set head_dim")
+            raise ValidationError("heads", _(
+                "{heads} heads do not divide hidden size {hidden}; set head_dim").format(
+                heads=heads, hidden=hidden))
         head_dim = hidden // heads
     else:
         head_dim = inputs.whole("head_dim")
@@ -163,27 +167,30 @@ def moe_architecture(inputs: Inputs) -> MoeArchitecture:
     layers, experts = inputs.whole("layers"), inputs.whole("routed_experts")
     k, dense = inputs.whole("experts_per_token"), inputs.whole("dense_layers")
     if k > experts:
-        raise ValidationError("experts_per_token", f"{k} experts per token is more than "
-                                                   f"the {experts} routed experts")
+        raise ValidationError("experts_per_token", _(
+            "{k} experts per token is more than the {experts} routed experts").format(
+            k=k, experts=experts))
     groups = inputs.whole("expert_groups")
     if experts % groups:
-        raise ValidationError("expert_groups", f"{groups} expert groups do not divide the "
-                                               f"{experts} routed experts")
+        raise ValidationError("expert_groups", _(
+            "{groups} expert groups do not divide the {experts} routed experts").format(
+            groups=groups, experts=experts))
     # More groups per token than there are groups: every group, no limit.
     per_token = min(inputs.whole("groups_per_token"), groups)
     if k > per_token * (experts // groups):
-        raise ValidationError("groups_per_token", f"{per_token} groups of "
-                                                  f"{experts // groups} experts cannot hold "
-                                                  f"{k} experts per token")
+        raise ValidationError("groups_per_token", _(
+            "{groups} groups of {experts} experts cannot hold {k} experts per token").format(
+            groups=per_token, experts=experts // groups, k=k))
     if dense > layers:
-        raise ValidationError("dense_layers", f"{dense} dense layers is more than the "
-                                              f"{layers} layers")
+        raise ValidationError("dense_layers", _(
+            "{dense} dense layers is more than the {layers} layers").format(
+            dense=dense, layers=layers))
     shared_ffn = inputs["shared_expert_ffn"]
     attention = _attention(inputs)
     mix = layer_mix(inputs)
     if not mix.uniform and isinstance(attention, LatentAttention):
-        raise ValidationError("layer_pattern", "mixed layer kinds are modelled with "
-                                               "grouped-query attention (attention: gqa)")
+        raise ValidationError("layer_pattern", _(
+            "mixed layer kinds are modelled with grouped-query attention (attention: gqa)"))
     return MoeArchitecture(
         layers=layers,
         hidden=inputs.whole("hidden"),

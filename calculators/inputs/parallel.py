@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param, ValidationError, When
 from calculators.formulas.parallel.schedules import DUAL_SCHEDULES
 
@@ -78,8 +79,9 @@ def reserved_sms(inputs: Inputs, sms: int) -> int:
             1, round(sms * DEEPSEEK_COMM_SMS / 132))
     reserved = int(chosen)
     if reserved >= sms:
-        raise ValidationError("comm_sms", f"{reserved} SMs reserved for communication "
-                              f"leave none of this GPU's {sms} to compute")
+        raise ValidationError("comm_sms", _(
+            "{reserved} SMs reserved for communication leave none of this GPU's {sms} to "
+            "compute").format(reserved=reserved, sms=sms))
     return reserved
 
 
@@ -87,5 +89,5 @@ def check_pipeline_for_schedule(inputs: Inputs, pp: int | None) -> None:
     """DualPipe and DualPipeV need a pipeline: a reader who fixes pp = 1 with either is
     told so (a search leaves such layouts out, planner.layout.Options.runs)."""
     if pp == 1 and inputs.text("schedule") in DUAL_SCHEDULES:
-        raise ValidationError("pp", "DualPipe and DualPipeV need a pipeline: fix pp at 2 or "
-                              "more, or leave it blank")
+        raise ValidationError("pp", _("DualPipe and DualPipeV need a pipeline: fix pp at 2 "
+                                      "or more, or leave it blank"))

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from calculators.catalogues import failure_rates as fr
+from calculators.core.i18n import N_, _
 from calculators.core.spec import ValidationError
 from calculators.formulas.failures import checkpoints as ck
 from calculators.formulas.failures import goodput as gm
@@ -49,17 +50,25 @@ ASSUMED_RECOVERY = gm.Recovery(
     planned_per_day=fr.PLANNED_PER_DAY.value,
     restart_model=ASSUMED_RESTART,
 )
-#: What the estimate assumes, in one sentence for notes and help.
-ESTIMATE_BASIS = (
+#: What the estimate assumes, in one sentence for notes and help (a template: the
+#: figures come from the failure catalogue).
+_ESTIMATE_BASIS = N_(
     "Llama 3's 419 unexpected interruptions in 54 days on 16,384 GPUs scaled per GPU "
     "(and its host rows per parameter-server host), its 47 planned stops, a synchronous "
     "checkpoint of the weights and optimizer state at 25 GB/s per node (a parameter "
     "server at most its NIC) up to 2 TB/s, Daly's interval, "
-    f"{fr.DETECTION_S.value / 60:g} minutes to notice a failure and a restart of "
-    f"{fr.STARTUP_S.value / 60:g} minutes' start-up, NCCL's initialisation at "
-    f"{fr.COMM_INIT_PER_GPU_S.value * 1e3:.3g} ms per GPU, the checkpoint read back and "
-    f"{fr.WARMUP_S.value / 60:g} minutes' warm-up, hot spares"
+    "{detect:g} minutes to notice a failure and a restart of "
+    "{startup:g} minutes' start-up, NCCL's initialisation at "
+    "{nccl:.3g} ms per GPU, the checkpoint read back and "
+    "{warmup:g} minutes' warm-up, hot spares"
 )
+
+
+def estimate_basis() -> str:
+    """``_ESTIMATE_BASIS`` in the active language, with the catalogue's figures."""
+    return _(_ESTIMATE_BASIS).format(
+        detect=fr.DETECTION_S.value / 60, startup=fr.STARTUP_S.value / 60,
+        nccl=fr.COMM_INIT_PER_GPU_S.value * 1e3, warmup=fr.WARMUP_S.value / 60)
 
 
 def llama3_gpu_mtbf_s() -> float:
@@ -123,8 +132,8 @@ def goodput_for(inputs: Inputs, gpus: int, gpus_per_node: int, checkpoint_bytes:
     if inputs["goodput"] is not None:
         return Goodput(inputs.num("goodput"), plan, estimated=False)
     if plan.goodput < MIN_GOODPUT:
-        raise ValidationError(
-            "goodput",
-            f"the estimate at {gpus:,} GPUs is {plan.goodput:.2%} (one interruption every "
-            f"{plan.mtbi_s / 60:.3g} min): too low to finish; give a goodput instead")
+        raise ValidationError("goodput", _(
+            "the estimate at {gpus:,} GPUs is {goodput:.2%} (one interruption every "
+            "{minutes:.3g} min): too low to finish; give a goodput instead").format(
+            gpus=gpus, goodput=plan.goodput, minutes=plan.mtbi_s / 60))
     return Goodput(plan.goodput, plan, estimated=True)

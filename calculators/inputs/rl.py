@@ -18,6 +18,7 @@ from typing import TYPE_CHECKING
 from calculators.catalogues import hardware
 from calculators.catalogues.kernel_speeds import kernel_speed
 from calculators.catalogues.weight_updates import FITTED
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.rl import kv_cache
 from calculators.formulas.rl.decode import Engine
@@ -50,19 +51,21 @@ def model_parts(inputs: Inputs) -> Model:
         return Model(active, active, active, 0.0, 0, 1, 0)
     total = inputs.opt("total_params")
     if total is None:
-        raise ValidationError("total_params", "a mixture of experts needs its total: "
-                              "every expert's parameters included")
+        raise ValidationError("total_params", _("a mixture of experts needs its total: every "
+                                                "expert's parameters included"))
     experts, top_k = inputs.whole("routed_experts"), inputs.whole("experts_per_token")
     layers, dense_layers = inputs.whole("layers"), inputs.whole("dense_layers")
     if top_k >= experts:
-        raise ValidationError("experts_per_token", f"{top_k} is not allowed: it must be "
-                              f"below the routed experts ({experts})")
+        raise ValidationError("experts_per_token", _(
+            "{k} is not allowed: it must be below the routed experts ({experts})").format(
+            k=top_k, experts=experts))
     if total <= active:
-        raise ValidationError("total_params", "the total must exceed the active "
-                              "parameters: the experts a token skips are the difference")
+        raise ValidationError("total_params", _("the total must exceed the active parameters: "
+                                                "the experts a token skips are the difference"))
     if dense_layers >= layers:
-        raise ValidationError("dense_layers", f"{dense_layers} is not allowed: at least "
-                              f"one of the {layers} layers must have experts")
+        raise ValidationError("dense_layers", _(
+            "{dense} is not allowed: at least one of the {layers} layers must have "
+            "experts").format(dense=dense_layers, layers=layers))
     expert = (total - active) / (experts - top_k)
     return Model(active, total, active - top_k * expert, expert, experts, top_k,
                  layers - dense_layers)
@@ -78,7 +81,7 @@ class Generator:
     kv_bytes_per_token: float  # whole model, one token
     kv_capacity_tokens: float  # tokens the engine's caches hold
     slots: int  # sequences decoded together
-    limited_by: str  # "memory" or "the engine's cap"
+    limited_by: str  # "memory" or "the scheduler's cap", in the reader's language
 
 
 def _kv(inputs: Inputs) -> tuple[float, float]:
@@ -91,8 +94,9 @@ def _kv(inputs: Inputs) -> tuple[float, float]:
     rope = inputs.whole("qk_rope_head_dim") if mla else 0
     heads, layers = inputs.whole("heads"), inputs.whole("layers")
     if not mla and (kv_heads > heads or heads % kv_heads):
-        raise ValidationError("kv_heads", f"{kv_heads} is not allowed: it must divide the "
-                              f"heads ({heads})")
+        raise ValidationError("kv_heads", _(
+            "{kv_heads} is not allowed: it must divide the heads ({heads})").format(
+            kv_heads=kv_heads, heads=heads))
     elements = kv_cache.elements_per_token_layer(attention, kv_heads=kv_heads,
                                                  head_dim=head_dim, kv_lora_rank=rank,
                                                  rope_dim=rope)
@@ -110,11 +114,13 @@ def data_parallel_attention(inputs: Inputs) -> bool:
 def _check_engine(inputs: Inputs, gpus: int, domain: int) -> None:
     heads = inputs.whole("heads")
     if not data_parallel_attention(inputs) and heads % gpus:
-        raise ValidationError("engine_gpus", f"{gpus} is not allowed: tensor-parallel "
-                              f"attention splits the {heads} heads, so it must divide them")
+        raise ValidationError("engine_gpus", _(
+            "{gpus} is not allowed: tensor-parallel attention splits the {heads} heads, so "
+            "it must divide them").format(gpus=gpus, heads=heads))
     if inputs.text("model_kind") == "moe" and gpus > domain and gpus % domain:
-        raise ValidationError("engine_gpus", f"{gpus} is not allowed: an engine larger "
-                              f"than a scale-up domain ({domain} GPUs) must fill whole ones")
+        raise ValidationError("engine_gpus", _(
+            "{gpus} is not allowed: an engine larger than a scale-up domain ({domain} GPUs) "
+            "must fill whole ones").format(gpus=gpus, domain=domain))
 
 
 def _generator(inputs: Inputs, gpus: int) -> Generator:
@@ -132,21 +138,23 @@ def _generator(inputs: Inputs, gpus: int) -> Generator:
                 + model.experts * model.expert * weight / gpus)
     free = gpu.memory_bytes * inputs.num("memory_utilization") - resident
     if free <= 0:
-        raise ValidationError("engine_gpus", f"{gpus} GPUs per engine hold "
-                              f"{resident / 1e9:,.1f} GB of weights each, more than the "
-                              f"{gpu.memory_bytes * inputs.num('memory_utilization') / 1e9:,.1f}"
-                              " GB they may use: use more GPUs per engine or FP8 weights")
+        raise ValidationError("engine_gpus", _(
+            "{gpus} GPUs per engine hold {weights:,.1f} GB of weights each, more than the "
+            "{usable:,.1f} GB they may use: use more GPUs per engine or FP8 weights").format(
+            gpus=gpus, weights=resident / 1e9,
+            usable=gpu.memory_bytes * inputs.num("memory_utilization") / 1e9))
     capacity = split * free / kv_token
     prompt, cap = inputs.whole("prompt_tokens"), inputs.whole("max_response")
     mean = inputs.num("mean_response")
     if mean > cap:
-        raise ValidationError("mean_response", f"{mean:,.0f} is not allowed: it must not "
-                              f"exceed the longest response ({cap:,})")
+        raise ValidationError("mean_response", _(
+            "{mean:,.0f} is not allowed: it must not exceed the longest response "
+            "({cap:,})").format(mean=mean, cap=cap))
     if capacity < prompt + cap:
-        raise ValidationError("max_response", f"one sequence of {prompt + cap:,} tokens "
-                              f"needs more KV cache than the engine holds "
-                              f"({capacity:,.0f} tokens): use more GPUs per engine, an FP8 "
-                              "cache or shorter responses")
+        raise ValidationError("max_response", _(
+            "one sequence of {tokens:,} tokens needs more KV cache than the engine holds "
+            "({capacity:,.0f} tokens): use more GPUs per engine, an FP8 cache or shorter "
+            "responses").format(tokens=prompt + cap, capacity=capacity))
     by_memory = math.floor(capacity / (prompt + mean))
     # One scheduler per engine, or per GPU under data-parallel attention (vLLM and
     # SGLang run one per data-parallel rank).
@@ -166,7 +174,7 @@ def _generator(inputs: Inputs, gpus: int) -> Generator:
         fabric=fabric_for(gpu.id, domain=gpu.scale_up_domain),
         overlap_communication=inputs.flag("overlap_communication"))
     return Generator(engine, model, resident, kv_token, capacity, slots,
-                     "memory" if by_memory < cap_sequences else "the scheduler's cap")
+                     _("memory") if by_memory < cap_sequences else _("the scheduler's cap"))
 
 
 def _candidate_sizes(inputs: Inputs, pool: int) -> list[int]:
@@ -209,11 +217,13 @@ def generator(inputs: Inputs, pool: int) -> Generator:
         if best is None or rate > best[0] * (1 + 1e-9):
             best = (rate, gen)
     if best is None:
-        raise ValidationError("engine_gpus", "no engine that divides the "
-                              f"{pool:,} GPUs holds the model and one longest sequence"
-                              + (f" ({refusal.message})" if refusal else "")
-                              + ": use FP8 weights, an FP8 cache, shorter responses or "
-                              "more GPUs")
+        said = (_("no engine that divides the {pool:,} GPUs holds the model and one longest "
+                  "sequence ({why}): use FP8 weights, an FP8 cache, shorter responses or "
+                  "more GPUs") if refusal else
+                _("no engine that divides the {pool:,} GPUs holds the model and one longest "
+                  "sequence: use FP8 weights, an FP8 cache, shorter responses or more GPUs"))
+        raise ValidationError("engine_gpus", said.format(
+            pool=pool, why=refusal.message if refusal else ""))
     return best[1]
 
 

@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.catalogues import hardware
+from calculators.core.i18n import _
 from calculators.core.spec import Choice, Param, ValidationError
 from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, FLOP_COUNTS
 from calculators.formulas.model.recipes import RECIPES, Recipe, recipe_for
@@ -195,8 +197,15 @@ def checked_recipe(inputs: Inputs, accelerator: str) -> Recipe:
 def _supported(recipe: Recipe, accelerator: str, blame: str) -> Recipe:
     """``recipe``, or a ValidationError on the input ``blame`` naming why the accelerator
     cannot run it (inputs.machine.recipe_support)."""
-    if refusal := recipe_support(accelerator, recipe):
-        raise ValidationError(blame, refusal)
+    if recipe_support(accelerator, recipe):
+        # recipe_support's English, in the reader's language (inputs.machine is hashed
+        # with the speed model's code by scripts/calibrate.py, so it stays as it is).
+        gpu = hardware.get(accelerator)
+        said = (_("{recipe} needs block-scaled (MX) tensor cores; {gpu} has none: choose "
+                  "per-tensor or blockwise FP8, or a Blackwell GPU.")
+                if recipe.needs in ("mx", "nvidia_mx") and gpu.peak_fp4_flops is None else
+                _("{recipe} runs on NVIDIA Blackwell tensor cores, not on {gpu}."))
+        raise ValidationError(blame, said.format(recipe=_(recipe.label), gpu=gpu.name))
     return recipe
 
 
@@ -208,21 +217,29 @@ def recipe_note(recipe: Recipe, layers: int, gemms_per_layer: int = 4, *,
     state (``gemms_per_layer`` quantized GEMMs per layer: QKV, the attention output and
     two MLP matrices, Megatron-LM's fused layout)."""
     metadata = recipe.scaling_metadata_bytes(layers * gemms_per_layer)
-    kept = (f" The share the recipe leaves in BF16 ({recipe.high_precision_share:.0%} of "
-            "the linear layers) keeps 2 B." if recipe.high_precision_share else "")
-    state = (f" Scaling state: {metadata / 2**20:,.1f} MiB of amax histories."
-             if metadata else " Scales: counted per element above.")
-    weights = (f"the weights are kept in it only, {recipe.primary_weight_bytes:.3g} B per "
-               "parameter, updated through the optimizer's FP32 master copy"
-               + (" (the other orientation remade each step)" if recipe.weight_copies > 1
-                  else "") if narrow_weights else
-               f"the 16-bit weights stay (the optimizer updates them) and "
-               f"{recipe.weight_cache_bytes:.3g} B per parameter of quantized copies come "
-               f"on top ({recipe.weight_copies} kept from forward to backward)")
-    return (f"{recipe.label}: {weights}; the GEMMs' "
-            f"saved inputs take {recipe.saved_input_bytes:.3g} B per element instead of "
-            f"2.{kept} Attention, norms, embedding, output layer and router stay 16-bit, "
-            f"gradients and master weights as chosen.{state}")
+    kept = (_("The share the recipe leaves in BF16 ({share:.0%} of the linear layers) keeps "
+              "2 B.").format(share=recipe.high_precision_share)
+            if recipe.high_precision_share else "")
+    state = (_("Scaling state: {mib:,.1f} MiB of amax histories.").format(mib=metadata / 2**20)
+             if metadata else _("Scales: counted per element above."))
+    weights = ((_("the weights are kept in it only, {bytes:.3g} B per parameter, updated "
+                  "through the optimizer's FP32 master copy (the other orientation remade "
+                  "each step)") if recipe.weight_copies > 1 else
+                _("the weights are kept in it only, {bytes:.3g} B per parameter, updated "
+                  "through the optimizer's FP32 master copy")) if narrow_weights else
+               _("the 16-bit weights stay (the optimizer updates them) and {cache:.3g} B per "
+                 "parameter of quantized copies come on top ({copies} kept from forward to "
+                 "backward)")).format(bytes=recipe.primary_weight_bytes,
+                                      cache=recipe.weight_cache_bytes,
+                                      copies=recipe.weight_copies)
+    text = _("{recipe}: {weights}; the GEMMs' saved inputs take {saved:.3g} B per element "
+             "instead of 2.").format(recipe=_(recipe.label), weights=weights,
+                                     saved=recipe.saved_input_bytes)
+    for more in (kept, _("Attention, norms, embedding, output layer and router stay 16-bit, "
+                         "gradients and master weights as chosen."), state):
+        if more:
+            text = _("{first} {second}").format(first=text, second=more)
+    return text
 
 
 def gemm_recipe_param(default: str) -> Param:

@@ -13,6 +13,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param
 from calculators.core.spec import ValidationError as Invalid
 from calculators.formulas.model.flops import DEFAULT_FLOP_COUNT, computed_count
@@ -54,21 +55,24 @@ def _fixed(inputs: Inputs, routed_experts: int) -> dict[str, int | None]:
     """The sizes the reader fixed (None: search), checked against the GPUs and experts."""
     n, domain = inputs.whole("num_gpus"), inputs.whole("gpus_per_node")
     if n > domain and n % domain:
-        raise Invalid("num_gpus", f"{n} GPUs do not fill whole nodes of {domain}")
+        raise Invalid("num_gpus", _("{gpus} GPUs do not fill whole nodes of {node}").format(
+            gpus=n, node=domain))
     fixed = {k: None if inputs[k] is None else inputs.whole(k)
              for k in (*_SIZES, "micro_batch")}
     dense = [fixed[k] for k in ("tp", "cp", "pp", "dp")]
     if all(size is not None for size in dense) and math.prod(dense) != n:  # type: ignore[arg-type]
-        raise Invalid("dp", f"tp x cp x pp x dp = {' x '.join(map(str, dense))} must equal "
-                            f"num_gpus = {n}")
+        raise Invalid("dp", _("tp x cp x pp x dp = {product} must equal num_gpus = {gpus}")
+                      .format(product=" x ".join(map(str, dense)), gpus=n))
     for name in ("tp", "cp", "pp", "dp"):
         size = fixed[name]
         if size is not None and n % size:
-            raise Invalid(name, f"{name} = {size} does not divide num_gpus = {n}")
+            raise Invalid(name, _("{name} = {size} does not divide num_gpus = {gpus}").format(
+                name=name, size=size, gpus=n))
     ep = fixed["ep"]
     if ep is not None and routed_experts % ep:
-        raise Invalid("ep", f"expert parallel size {ep} must divide the {routed_experts} "
-                            "routed experts (whole experts per GPU)")
+        raise Invalid("ep", _("expert parallel size {ep} must divide the {experts} routed "
+                              "experts (whole experts per GPU)").format(
+            ep=ep, experts=routed_experts))
     check_pipeline_for_schedule(inputs, fixed["pp"])
     return fixed
 
@@ -146,9 +150,10 @@ def _moe_plan(inputs: Inputs) -> Computed:
     offloaded = mode or moe_planner_options(inputs).offload
     offload_words = [offload_note(mode, cluster.memory_bytes)] if mode else []
     if not found.evaluated:
-        raise Invalid("global_batch", f"no layout of {cluster.num_gpus} GPUs divides a global "
-                      f"batch of {global_batch} sequences and the {model.routed_experts} "
-                      "experts with these constraints")
+        raise Invalid("global_batch", _(
+            "no layout of {gpus} GPUs divides a global batch of {batch} sequences and the "
+            "{experts} experts with these constraints").format(
+            gpus=cluster.num_gpus, batch=global_batch, experts=model.routed_experts))
     tolerance = inputs.num("rank_tolerance")
     values: dict[str, float | bool | str | None] = {
         "layouts_evaluated": float(found.evaluated), "layouts_fitting": float(found.fitting),
@@ -156,11 +161,11 @@ def _moe_plan(inputs: Inputs) -> Computed:
         "offload": offloaded}
     if not fitting:
         values.update(dict.fromkeys(RESULT_NAMES))
-        return Computed(values=values, warnings=[
-            f"No layout fits in the {cluster.memory_bytes / GB:,.1f} GB per GPU a layout may "
-            f"use (the capacity less the reserve): the smallest needs "
-            f"{found.smallest_bytes / GB:,.1f} GB. More GPUs, a larger EP, or a larger GPU "
-            "are needed."])
+        return Computed(values=values, warnings=[_(
+            "No layout fits in the {usable:,.1f} GB per GPU a layout may use (the capacity "
+            "less the reserve): the smallest needs {smallest:,.1f} GB. More GPUs, a larger "
+            "EP, or a larger GPU are needed.").format(
+            usable=cluster.memory_bytes / GB, smallest=found.smallest_bytes / GB)])
     best = fitting[0]
     seq = inputs.whole("seq_len")
     tokens = global_batch * seq
@@ -211,18 +216,21 @@ def _moe_plan(inputs: Inputs) -> Computed:
                                          unreserved))
     top = distinct(fitting, inputs.whole("top"))
     table = Table(
-        ("#", "TP x CP x PP x DP, EP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
-         "EP alltoall", "TP + CP comm", "DP comm", "Step"),
+        ("#", "TP x CP x PP x DP, EP", _("b, recompute, ZeRO"), _("Memory/GPU"), _("Bubble"),
+         _("EP alltoall"), _("TP + CP comm"), _("DP comm"), _("Step")),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
-        caption=f"The first {len(top)} distinct layouts of the {found.fitting} that fit "
-                f"({found.evaluated} choices costed): those within {tolerance:.0%} of the "
-                "fastest, simplest first (fewest GPUs holding a replica, then fewest "
-                "parallel dimensions), then the rest by step time. Communication per step: "
-                "time (exposed part) and bytes each GPU sends.")
+        caption=_("The first {shown} distinct layouts of the {fitting} that fit ({evaluated} "
+                  "choices costed): those within {tolerance:.0%} of the fastest, simplest "
+                  "first (fewest GPUs holding a replica, then fewest parallel dimensions), "
+                  "then the rest by step time. Communication per step: time (exposed part) "
+                  "and bytes each GPU sends.").format(
+            shown=len(top), fitting=found.fitting, evaluated=found.evaluated,
+            tolerance=tolerance))
     chart = charts.stacked_bar_chart(
-        "Step time of the first layouts, by part",
-        [(f"#{i + 1} {lay.dims.label()}", lay.parts()) for i, lay in enumerate(top[:5])],
-        "seconds per step", legend_right=True)
+        _("Step time of the first layouts, by part"),
+        [(f"#{i + 1} {lay.dims.label()}", [(_(n), t) for n, t in lay.parts()])
+         for i, lay in enumerate(top[:5])],
+        _("seconds per step"), legend_right=True)
     warnings = [w] if (w := host_memory_warning(mem.host, inputs.text("gpu"))) else []
     return Computed(values=values, notes=notes, warnings=warnings, table=table, chart=chart)
 

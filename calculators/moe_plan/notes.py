@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.units import format_value
 from calculators.formulas.planner.ranking import (
     RECOMPUTE_WORDS,
@@ -21,18 +22,24 @@ GB = 1e9
 
 
 def choices(lay: Layout) -> str:
-    hybrid = f" in groups of {lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
-    return f"b={lay.micro_batch}, {RECOMPUTE_WORDS[lay.recompute]}, ZeRO {lay.zero_stage}{hybrid}"
+    recompute = _(RECOMPUTE_WORDS[lay.recompute])
+    if lay.zero_stage and lay.hybrid:
+        return _("b={batch}, {recompute}, ZeRO {stage} in groups of {group}").format(
+            batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage,
+            group=lay.shard_group)
+    return _("b={batch}, {recompute}, ZeRO {stage}").format(
+        batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage)
 
 
 def ep_group(lay: Layout, domain: int) -> str:
     """Where an EP group of consecutive ranks sits."""
     ep = lay.dims.ep
     if ep == 1:
-        return "no expert parallelism: every GPU holds all its stage's experts"
+        return _("no expert parallelism: every GPU holds all its stage's experts")
     if ep <= domain:
-        return f"EP {ep} inside one NVLink domain"
-    return f"EP {ep} across {ep // domain} NVLink domains of {domain}"
+        return _("EP {ep} inside one NVLink domain").format(ep=ep)
+    return _("EP {ep} across {domains} NVLink domains of {size}").format(
+        ep=ep, domains=ep // domain, size=domain)
 
 
 def expert_dp(lay: Layout) -> int:
@@ -44,8 +51,10 @@ def row(rank: int, lay: Layout) -> tuple[str, ...]:
     def comm(seconds: float, exposed: float, sent: float, used: bool) -> str:
         if not used:
             return "-"
-        hidden = "" if exposed >= seconds else f" ({exposed:.3g} s exposed)"
-        return f"{seconds:.3g} s{hidden}, {format_value(sent, 'B', 'si')}"
+        if exposed >= seconds:
+            return f"{seconds:.3g} s, {format_value(sent, 'B', 'si')}"
+        return _("{time:.3g} s ({exposed:.3g} s exposed), {sent}").format(
+            time=seconds, exposed=exposed, sent=format_value(sent, 'B', 'si'))
 
     hybrid = f"/{lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
     return (
@@ -65,13 +74,18 @@ def why(best: Layout, other: Layout) -> str:
     growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
     delta, name = max(growth)
     slower = other.step_s / best.step_s - 1
-    label = f"{other.dims.label()} ({choices(other)})"
+    layout, chosen = other.dims.label(), choices(other)
     if slower <= -5e-4:
-        return (f"{label} is {-slower:.1%} faster, within the ranking tolerance, but less "
-                f"simple ({simplicity_in_words(other)}).")
+        return _("{layout} ({choices}) is {faster:.1%} faster, within the ranking tolerance, "
+                 "but less simple ({simplicity}).").format(
+            layout=layout, choices=chosen, faster=-slower,
+            simplicity=simplicity_in_words(other))
     if slower < 5e-4:
-        return f"{label} is as fast, to within 0.05%."
-    return f"{label} is {slower:.1%} slower, mostly {name} (+{delta:.3g} s)."
+        return _("{layout} ({choices}) is as fast, to within 0.05%.").format(
+            layout=layout, choices=chosen)
+    return _("{layout} ({choices}) is {slower:.1%} slower, mostly {part} "
+             "(+{delta:.3g} s).").format(layout=layout, choices=chosen, slower=slower,
+                                         part=_(name), delta=delta)
 
 
 def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
@@ -79,31 +93,42 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
     """Why the winner wins, its memory and alltoall, and what the runners-up lose on."""
     mem, domain = best.memory, cluster.gpus_per_node
     stage = best.fullest_stage
+    best_words = (
+        _("Best: {layout}, {choices}, {micro_batches} micro-batches per replica per step, "
+          "bubble {bubble:.1%}; {experts}, each expert replicated {copies} times (expert "
+          "data parallelism); {stages}.") if best.stages else
+        _("Best: {layout}, {choices}, {micro_batches} micro-batches per replica per step, "
+          "bubble {bubble:.1%}; {experts}, each expert replicated {copies} times (expert "
+          "data parallelism)."))
     notes = [
-        f"Best: {best.dims.label()}, {choices(best)}, {best.micro_batches} micro-batches per "
-        f"replica per step, bubble {best.bubble_fraction:.1%}; {ep_group(best, domain)}, each "
-        f"expert replicated {expert_dp(best)} times (expert data parallelism)"
-        f"{'; ' + best.stages if best.stages else ''}.",
-        f"Memory on {stage}, the fullest: {mem.total / GB:,.1f} GB of the "
-        f"{cluster.memory_bytes / GB:,.1f} GB a layout may use: weights "
-        f"{mem.weights / GB:,.2f}, gradients {mem.gradients / GB:,.2f}, optimizer "
-        f"{mem.optimizer / GB:,.2f}, activations {mem.activations / GB:,.2f}, embedding and "
-        f"output layers {mem.outer / GB:,.2f}, working {mem.working / GB:,.2f} GB.",
+        best_words.format(layout=best.dims.label(), choices=choices(best),
+                          micro_batches=best.micro_batches, bubble=best.bubble_fraction,
+                          experts=ep_group(best, domain), copies=expert_dp(best),
+                          stages=best.stages),
+        _("Memory on {stage}, the fullest: {total:,.1f} GB of the {usable:,.1f} GB a layout "
+          "may use: weights {weights:,.2f}, gradients {gradients:,.2f}, optimizer "
+          "{optimizer:,.2f}, activations {activations:,.2f}, embedding and output layers "
+          "{outer:,.2f}, working {working:,.2f} GB.").format(
+            stage=stage, total=mem.total / GB, usable=cluster.memory_bytes / GB,
+            weights=mem.weights / GB, gradients=mem.gradients / GB,
+            optimizer=mem.optimizer / GB, activations=mem.activations / GB,
+            outer=mem.outer / GB, working=mem.working / GB),
     ]
     if best.dims.ep > 1 and not best.ep_cover_s:
         # The step is timed on its slowest pipeline stage; with many stages that can be
         # one of dense layers only (DeepSeek-V3's first three), which sends no alltoall.
-        notes.append("Expert alltoalls: none on the pipeline stage that sets the step time, "
-                     "which holds no MoE block.")
+        notes.append(_("Expert alltoalls: none on the pipeline stage that sets the step "
+                       "time, which holds no MoE block."))
     elif best.dims.ep > 1:
         share = best.ep_inter_bytes / best.ep_bytes if best.ep_bytes else 0.0
-        notes.append(
-            f"Expert alltoalls: {best.ep_bytes / GB:,.3g} GB per GPU per step "
-            f"({share:.0%} of it over the network), {best.ep_s:.3g} s against the "
-            f"{best.ep_cover_s:.3g} s its MoE blocks compute "
-            f"({best.ep_s / best.ep_cover_s:.2f} of it); {best.ep_exposed_s:.3g} s stays "
-            "exposed. Below 1, overlap with another micro-batch's compute can hide it "
-            "(as far as the overlap efficiency allows); above 1, no schedule can.")
+        notes.append(_(
+            "Expert alltoalls: {sent:,.3g} GB per GPU per step ({share:.0%} of it over the "
+            "network), {time:.3g} s against the {cover:.3g} s its MoE blocks compute "
+            "({ratio:.2f} of it); {exposed:.3g} s stays exposed. Below 1, overlap with "
+            "another micro-batch's compute can hide it (as far as the overlap efficiency "
+            "allows); above 1, no schedule can.").format(
+            sent=best.ep_bytes / GB, share=share, time=best.ep_s, cover=best.ep_cover_s,
+            ratio=best.ep_s / best.ep_cover_s, exposed=best.ep_exposed_s))
     if recommended := recommendation_note(best, fitting, tolerance, choices):
         notes.append(recommended)
     seen = {best.dims.label()}
@@ -113,14 +138,15 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
             notes.append(why(best, other))
         if len(seen) == 4:
             break
-    notes.append(
-        f"Assumed: the {SCHEDULE_NAMES[best.schedule]} schedule "
-        f"({pp_sends_words(best.schedule)}); every block priced "
-        "operation by operation at the speeds measured for this GPU's kernels, routed "
-        "experts as one grouped GEMM of balanced tokens; experts whole on a GPU "
-        "(expert TP 1) and EP folded into a stage's TP x CP x DP GPUs, consecutive ranks "
-        f"(Megatron-Core); {cluster.overlap:.0%} of the traffic that fits under compute "
-        "really hides (DP behind the backward pass, the alltoall behind another "
-        "micro-batch when overlapped); tensor parallelism kept inside the NVLink domain.")
+    notes.append(_(
+        "Assumed: the {schedule} schedule ({pp_sends}); every block priced operation by "
+        "operation at the speeds measured for this GPU's kernels, routed experts as one "
+        "grouped GEMM of balanced tokens; experts whole on a GPU (expert TP 1) and EP folded "
+        "into a stage's TP x CP x DP GPUs, consecutive ranks (Megatron-Core); {overlap:.0%} "
+        "of the traffic that fits under compute really hides (DP behind the backward pass, "
+        "the alltoall behind another micro-batch when overlapped); tensor parallelism kept "
+        "inside the NVLink domain.").format(
+        schedule=_(SCHEDULE_NAMES[best.schedule]), pp_sends=pp_sends_words(best.schedule),
+        overlap=cluster.overlap))
     return notes
 

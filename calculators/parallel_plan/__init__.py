@@ -11,6 +11,7 @@ from calculators.catalogues import hardware
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
 from calculators.core import charts
 from calculators.core.calculator import Calculator, Computed, Inputs, Table
+from calculators.core.i18n import _
 from calculators.core.spec import Output, Param, ValidationError
 from calculators.formulas.model.flops import (
     DEFAULT_FLOP_COUNT,
@@ -51,7 +52,8 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
     """The sizes the reader fixed (None: search), checked against num_gpus."""
     gpn = inputs.whole("gpus_per_node")
     if n > gpn and n % gpn:
-        raise ValidationError("num_gpus", f"{n} GPUs do not fill whole nodes of {gpn}")
+        raise ValidationError("num_gpus", _("{gpus} GPUs do not fill whole nodes of {node}")
+                              .format(gpus=n, node=gpn))
     fixed = {
         k: None if inputs[k] is None else inputs.whole(k)
         for k in ("tp", "cp", "pp", "dp", "micro_batch")
@@ -59,11 +61,13 @@ def _fixed_sizes(inputs: Inputs, n: int) -> dict[str, int | None]:
     tp, cp, pp, dp = fixed["tp"], fixed["cp"], fixed["pp"], fixed["dp"]
     known = [size for size in (tp, cp, pp, dp) if size is not None]
     if len(known) == 4 and math.prod(known) != n:
-        raise ValidationError(
-            "dp", f"tp x cp x pp x dp = {tp} x {cp} x {pp} x {dp} must equal num_gpus = {n}")
+        raise ValidationError("dp", _(
+            "tp x cp x pp x dp = {product} must equal num_gpus = {gpus}").format(
+            product=f"{tp} x {cp} x {pp} x {dp}", gpus=n))
     for name, size in (("tp", tp), ("cp", cp), ("pp", pp), ("dp", dp)):
         if size is not None and n % size:
-            raise ValidationError(name, f"{name} = {size} does not divide num_gpus = {n}")
+            raise ValidationError(name, _("{name} = {size} does not divide num_gpus = {gpus}")
+                                  .format(name=name, size=size, gpus=n))
     check_pipeline_for_schedule(inputs, pp)
     return fixed
 
@@ -101,8 +105,9 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         auto=inputs.text("offload") == "auto")
     layouts = searched.layouts
     if not layouts:
-        raise ValidationError("global_batch", f"no layout of {n} GPUs divides a global batch "
-                              f"of {global_batch} sequences with these constraints")
+        raise ValidationError("global_batch", _(
+            "no layout of {gpus} GPUs divides a global batch of {batch} sequences with these "
+            "constraints").format(gpus=n, batch=global_batch))
     fitting = preferred(layouts, tolerance)
     offload_words = []
     if mode is not None:
@@ -118,13 +123,13 @@ def _parallel_plan(inputs: Inputs) -> Computed:
         values.update(dict.fromkeys(RESULT_NAMES))
         return Computed(
             values=values,
-            warnings=[
-                f"No layout fits in the {cluster.memory_bytes / GB:,.1f} GB per GPU a layout "
-                "may use (the capacity less the reserve): the smallest needs "
-                f"{min(x.memory_bytes for x in layouts) / GB:,.1f} GB. More GPUs, "
-                "recomputation, a schedule with fewer micro-batches in flight or a larger "
-                "GPU are needed."
-            ],
+            warnings=[_(
+                "No layout fits in the {usable:,.1f} GB per GPU a layout may use (the "
+                "capacity less the reserve): the smallest needs {smallest:,.1f} GB. More "
+                "GPUs, recomputation, a schedule with fewer micro-batches in flight or a "
+                "larger GPU are needed.").format(
+                usable=cluster.memory_bytes / GB,
+                smallest=min(x.memory_bytes for x in layouts) / GB)],
         )
     best = fitting[0]
     tokens = global_batch * arch.seq_len
@@ -184,25 +189,28 @@ def _parallel_plan(inputs: Inputs) -> Computed:
                                            unreserved))
     top = distinct(fitting, inputs.whole("top"))
     table = Table(
-        ("#", "TP x CP x PP x DP", "b, recompute, ZeRO", "Memory/GPU", "Bubble",
-         "TP comm", "CP comm", "PP comm", "DP comm", "Step"),
+        ("#", "TP x CP x PP x DP", _("b, recompute, ZeRO"), _("Memory/GPU"), _("Bubble"),
+         _("TP comm"), _("CP comm"), _("PP comm"), _("DP comm"), _("Step")),
         tuple(row(i + 1, lay) for i, lay in enumerate(top)),
-        caption=f"The first {len(top)} distinct layouts of the {searched.fitting} that fit "
-        f"({searched.evaluated} evaluated): those within {tolerance:.0%} of the fastest, "
-        "simplest first (fewest GPUs per replica, then fewest parallel dimensions), then "
-        "the rest by step time. Communication per step: time, bytes each GPU "
-        "sends, and whether it stays in the NVLink domain or goes across it. ZeRO "
-        "'3/8': stage 3 sharded in groups of 8 and replicated across (hybrid).",
+        caption=_("The first {shown} distinct layouts of the {fitting} that fit ({evaluated} "
+                  "evaluated): those within {tolerance:.0%} of the fastest, simplest first "
+                  "(fewest GPUs per replica, then fewest parallel dimensions), then the rest "
+                  "by step time. Communication per step: time, bytes each GPU sends, and "
+                  "whether it stays in the NVLink domain or goes across it. ZeRO '3/8': "
+                  "stage 3 sharded in groups of 8 and replicated across (hybrid).").format(
+            shown=len(top), fitting=searched.fitting, evaluated=searched.evaluated,
+            tolerance=tolerance),
     )
     chart = charts.stacked_bar_chart(
-        "Step time of the fastest layouts, by part",
-        [(f"#{i + 1} {lay.dims.label()}", lay.parts()) for i, lay in enumerate(top[:5])],
-        "seconds per step",
+        _("Step time of the fastest layouts, by part"),
+        [(f"#{i + 1} {lay.dims.label()}", [(_(n), t) for n, t in lay.parts()])
+         for i, lay in enumerate(top[:5])],
+        _("seconds per step"),
         legend_right=True,
     )
     notes = explain(best, fitting, layouts[0], cluster, tolerance, tp_overlap=options.tp_overlap)
-    layer, _ = DenseStack(arch, cluster.machine, options).compute(best.tp, best.cp,
-                                                                  best.micro_batch)
+    layer = DenseStack(arch, cluster.machine, options).compute(best.tp, best.cp,
+                                                               best.micro_batch)[0]
     notes.insert(2, time_per_layer(layer, best.recompute))
     notes[3:3] = extra_notes
     warnings = [w] if (w := host_memory_warning(mem.host, inputs.text("gpu"))) else []
@@ -213,17 +221,8 @@ def _parallel_plan(inputs: Inputs) -> Computed:
 
 
 def _opt_int(name: str, label: str, help_text: str) -> Param:
-    return Param(
-        name,
-        label,
-        "int",
-        None,
-        minimum=1,
-        maximum=10_000_000,
-        optional=True,
-        placeholder="search",
-        help=help_text,
-    )
+    return Param(name, label, "int", None, minimum=1, maximum=10_000_000, optional=True,
+                 placeholder="search", help=help_text)
 
 
 PARALLEL_PLAN = Calculator(

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_, _
 from calculators.core.units import format_value
 from calculators.formulas.planner.ranking import (
     RECOMPUTE_WORDS,
@@ -21,13 +22,20 @@ GB = 1e9
 
 
 def where(inter: bool, used: bool) -> str:
-    return "-" if not used else ("across NVLink domains" if inter else "in an NVLink domain")
+    if not used:
+        return "-"
+    return _("across NVLink domains") if inter else _("in an NVLink domain")
 
 
 def choices(lay: Layout) -> str:
     """Micro-batch, recomputation and sharding, as the table's third column shows them."""
-    hybrid = f" in groups of {lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
-    return f"b={lay.micro_batch}, {RECOMPUTE_WORDS[lay.recompute]}, ZeRO {lay.zero_stage}{hybrid}"
+    recompute = _(RECOMPUTE_WORDS[lay.recompute])
+    if lay.zero_stage and lay.hybrid:
+        return _("b={batch}, {recompute}, ZeRO {stage} in groups of {group}").format(
+            batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage,
+            group=lay.shard_group)
+    return _("b={batch}, {recompute}, ZeRO {stage}").format(
+        batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage)
 
 
 def row(rank: int, lay: Layout) -> tuple[str, ...]:
@@ -36,9 +44,12 @@ def row(rank: int, lay: Layout) -> tuple[str, ...]:
     ) -> str:
         if not used:
             return "-"
-        hidden = "" if exposed is None or exposed >= seconds else f" ({exposed:.3g} s exposed)"
-        where = "across" if inter else "in domain"
-        return f"{seconds:.3g} s{hidden}, {format_value(sent, 'B', 'si')} {where}"
+        hidden = exposed is not None and exposed < seconds
+        words = (_("{time:.3g} s ({exposed:.3g} s exposed), {sent} across") if hidden and inter
+                 else _("{time:.3g} s ({exposed:.3g} s exposed), {sent} in domain") if hidden
+                 else _("{time:.3g} s, {sent} across") if inter
+                 else _("{time:.3g} s, {sent} in domain"))
+        return words.format(time=seconds, exposed=exposed, sent=format_value(sent, "B", "si"))
 
     hybrid = f"/{lay.shard_group}" if lay.zero_stage and lay.hybrid else ""
     return (
@@ -60,18 +71,24 @@ def why(best: Layout, other: Layout) -> str:
     growth = [(o - b, name) for (name, b), (_, o) in zip(best.parts(), other.parts(), strict=True)]
     delta, name = max(growth)
     slower = other.step_s / best.step_s - 1
+    layout, chosen = other.dims.label(), choices(other)
     if slower <= -5e-4:
-        return (f"{other.dims.label()} ({choices(other)}) is {-slower:.1%} faster, within "
-                f"the ranking tolerance, but less simple ({simplicity_in_words(other)}).")
+        return _("{layout} ({choices}) is {faster:.1%} faster, within the ranking tolerance, "
+                 "but less simple ({simplicity}).").format(
+            layout=layout, choices=chosen, faster=-slower,
+            simplicity=simplicity_in_words(other))
     if slower < 5e-4:
-        return f"{other.dims.label()} ({choices(other)}) is as fast, to within 0.05%."
-    return f"{other.dims.label()} ({choices(other)}) is {slower:.1%} slower, mostly {name} " \
-        f"(+{delta:.3g} s)."
+        return _("{layout} ({choices}) is as fast, to within 0.05%.").format(
+            layout=layout, choices=chosen)
+    return _("{layout} ({choices}) is {slower:.1%} slower, mostly {part} "
+             "(+{delta:.3g} s).").format(layout=layout, choices=chosen, slower=slower,
+                                         part=_(name), delta=delta)
 
 
 #: Options.tp_overlap in words.
-TP_OVERLAP_WORDS = {"none": "none", "backward": "in the backward, behind the weight and "
-                    "input gradients", "full": "forward and backward"}
+TP_OVERLAP_WORDS = {"none": N_("none"), "backward": N_("in the backward, behind the weight "
+                                                        "and input gradients"),
+                    "full": N_("forward and backward")}
 
 
 def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster,
@@ -79,20 +96,36 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
     """Why the winner wins and what the next distinct layouts lose on."""
     mem = best.memory
     stage = best.fullest_stage
+    several = best.micro_batches > 1
+    best_words = (
+        _("Best: TP {tp} ({tp_where}), CP {cp} ({cp_where}), PP {pp} ({pp_where}), DP {dp} "
+          "({dp_where}), {choices}, {micro_batches} micro-batches per replica per step, "
+          "bubble {bubble:.1%}; {stages}.") if several and best.stages else
+        _("Best: TP {tp} ({tp_where}), CP {cp} ({cp_where}), PP {pp} ({pp_where}), DP {dp} "
+          "({dp_where}), {choices}, {micro_batches} micro-batches per replica per step, "
+          "bubble {bubble:.1%}.") if several else
+        _("Best: TP {tp} ({tp_where}), CP {cp} ({cp_where}), PP {pp} ({pp_where}), DP {dp} "
+          "({dp_where}), {choices}, {micro_batches} micro-batch per replica per step, "
+          "bubble {bubble:.1%}; {stages}.") if best.stages else
+        _("Best: TP {tp} ({tp_where}), CP {cp} ({cp_where}), PP {pp} ({pp_where}), DP {dp} "
+          "({dp_where}), {choices}, {micro_batches} micro-batch per replica per step, "
+          "bubble {bubble:.1%}."))
     notes = [
-        f"Best: TP {best.tp} ({where(best.tp_inter, best.tp > 1)}), CP {best.cp} "
-        f"({where(best.cp_inter, best.cp > 1)}), PP {best.pp} "
-        f"({where(best.pp_inter, best.pp > 1)}), DP {best.dp} "
-        f"({where(best.dp_inter, best.dp * best.cp > 1)}), {choices(best)}, "
-        f"{best.micro_batches} micro-batch{'es' if best.micro_batches > 1 else ''} per "
-        "replica per step, bubble "
-        f"{best.bubble_fraction:.1%}{'; ' + best.stages if best.stages else ''}.",
-        f"Memory on {stage}, the fullest: {mem.total / GB:,.1f} GB of the "
-        f"{cluster.memory_bytes / GB:,.1f} GB a layout may use: weights "
-        f"{mem.weights / GB:,.2f}, gradients {mem.gradients / GB:,.2f}, optimizer "
-        f"{mem.optimizer / GB:,.2f}, layers' activations {mem.activations / GB:,.2f}, "
-        f"embedding and output layer {mem.outer / GB:,.2f}, working "
-        f"{mem.working / GB:,.2f} GB.",
+        best_words.format(
+            tp=best.tp, tp_where=where(best.tp_inter, best.tp > 1), cp=best.cp,
+            cp_where=where(best.cp_inter, best.cp > 1), pp=best.pp,
+            pp_where=where(best.pp_inter, best.pp > 1), dp=best.dp,
+            dp_where=where(best.dp_inter, best.dp * best.cp > 1), choices=choices(best),
+            micro_batches=best.micro_batches, bubble=best.bubble_fraction,
+            stages=best.stages),
+        _("Memory on {stage}, the fullest: {total:,.1f} GB of the {usable:,.1f} GB a layout "
+          "may use: weights {weights:,.2f}, gradients {gradients:,.2f}, optimizer "
+          "{optimizer:,.2f}, layers' activations {activations:,.2f}, embedding and output "
+          "layer {outer:,.2f}, working {working:,.2f} GB.").format(
+            stage=stage, total=mem.total / GB, usable=cluster.memory_bytes / GB,
+            weights=mem.weights / GB, gradients=mem.gradients / GB,
+            optimizer=mem.optimizer / GB, activations=mem.activations / GB,
+            outer=mem.outer / GB, working=mem.working / GB),
     ]
     if recommended := recommendation_note(best, fitting, tolerance, choices):
         notes.append(recommended)
@@ -104,22 +137,29 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
         if len(seen) == 4:
             break
     if not fastest.fits:
-        notes.append(
-            f"Faster but too big: {fastest.dims.label()} ({choices(fastest)}) would take "
-            f"{fastest.step_s:.3g} s but needs {fastest.memory_bytes / GB:,.1f} GB "
-            "per GPU."
-        )
-    notes.append(
-        "Assumed: every operation at the speed measured for this GPU's kernels (GEMMs by "
-        "shape, its attention kernel, memory-bound passes at the bandwidth HBM reaches) "
-        "and every collective at what NCCL reaches on its links at that message size; "
-        f"TP traffic overlapped: {TP_OVERLAP_WORDS[tp_overlap]}; "
-        f"{cluster.overlap:.0%} of what hides really disappears (the rest slows the "
-        f"compute it shares the GPU with); {pp_sends_words(best.schedule)}; the "
-        f"{SCHEDULE_NAMES[best.schedule]} schedule"
-        + (f" with {best.chunks} chunks per GPU" if best.chunks > 1 else "")
-        + f"; ranks ordered TP, CP, DP, PP in NVLink domains of {cluster.gpus_per_node}."
-    )
+        notes.append(_(
+            "Faster but too big: {layout} ({choices}) would take {time:.3g} s but needs "
+            "{memory:,.1f} GB per GPU.").format(
+            layout=fastest.dims.label(), choices=choices(fastest), time=fastest.step_s,
+            memory=fastest.memory_bytes / GB))
+    assumed = (
+        _("Assumed: every operation at the speed measured for this GPU's kernels (GEMMs by "
+          "shape, its attention kernel, memory-bound passes at the bandwidth HBM reaches) "
+          "and every collective at what NCCL reaches on its links at that message size; TP "
+          "traffic overlapped: {tp_overlap}; {overlap:.0%} of what hides really disappears "
+          "(the rest slows the compute it shares the GPU with); {pp_sends}; the {schedule} "
+          "schedule with {chunks} chunks per GPU; ranks ordered TP, CP, DP, PP in NVLink "
+          "domains of {domain}.") if best.chunks > 1 else
+        _("Assumed: every operation at the speed measured for this GPU's kernels (GEMMs by "
+          "shape, its attention kernel, memory-bound passes at the bandwidth HBM reaches) "
+          "and every collective at what NCCL reaches on its links at that message size; TP "
+          "traffic overlapped: {tp_overlap}; {overlap:.0%} of what hides really disappears "
+          "(the rest slows the compute it shares the GPU with); {pp_sends}; the {schedule} "
+          "schedule; ranks ordered TP, CP, DP, PP in NVLink domains of {domain}."))
+    notes.append(assumed.format(
+        tp_overlap=_(TP_OVERLAP_WORDS[tp_overlap]), overlap=cluster.overlap,
+        pp_sends=pp_sends_words(best.schedule), schedule=_(SCHEDULE_NAMES[best.schedule]),
+        chunks=best.chunks, domain=cluster.gpus_per_node))
     return notes
 
 
@@ -128,14 +168,18 @@ def time_per_layer(times: LayerTimes, recompute: str) -> str:
     ms = 1e3
     extra = times.recompute_s(recompute)
     rate = times.gemm_flops / times.gemm_s if times.gemm_s > 0 else 0.0
-    return (
-        f"One layer, one micro-batch, on one GPU (forward + backward): GEMMs "
-        f"{times.gemm_s * ms:.3g} ms at {rate / 1e12:,.0f} TFLOP/s, attention "
-        f"{(times.attention_forward_s + times.attention_backward_s) * ms:.3g} ms, "
-        f"memory-bound passes {times.memory_bound_s * ms:.3g} ms (norms, activation, "
-        "residuals, gradient accumulation)"
-        + (f", recomputation {extra * ms:.3g} ms" if extra > 0 else "") + "."
-    )
+    words = (
+        _("One layer, one micro-batch, on one GPU (forward + backward): GEMMs {gemm:.3g} ms "
+          "at {rate:,.0f} TFLOP/s, attention {attention:.3g} ms, memory-bound passes "
+          "{memory:.3g} ms (norms, activation, residuals, gradient accumulation), "
+          "recomputation {recompute:.3g} ms.") if extra > 0 else
+        _("One layer, one micro-batch, on one GPU (forward + backward): GEMMs {gemm:.3g} ms "
+          "at {rate:,.0f} TFLOP/s, attention {attention:.3g} ms, memory-bound passes "
+          "{memory:.3g} ms (norms, activation, residuals, gradient accumulation)."))
+    return words.format(
+        gemm=times.gemm_s * ms, rate=rate / 1e12,
+        attention=(times.attention_forward_s + times.attention_backward_s) * ms,
+        memory=times.memory_bound_s * ms, recompute=extra * ms)
 
 
 

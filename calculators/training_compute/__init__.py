@@ -7,6 +7,7 @@ from __future__ import annotations
 from calculators.catalogues import hardware
 from calculators.core import units
 from calculators.core.calculator import Calculator, Computed, Inputs
+from calculators.core.i18n import _
 from calculators.core.spec import FormerInput, ValidationError
 from calculators.formulas.failures.checkpoints import checkpoint_bytes_per_param
 from calculators.formulas.model.flops import (
@@ -25,7 +26,7 @@ from calculators.formulas.model.flops import (
 from calculators.formulas.parallel.memory import state_bytes
 from calculators.inputs.hardware import mfu_basis, peak_flops, peak_note
 from calculators.inputs.layer_mix import documents, layer_mix
-from calculators.inputs.reliability import ESTIMATE_BASIS, goodput_for
+from calculators.inputs.reliability import estimate_basis, goodput_for
 from calculators.training_compute.extension import extension_flops, extension_note, stages_of
 from calculators.training_compute.params import OUTPUTS, PARAMS
 
@@ -41,12 +42,12 @@ def _goodput(inputs: Inputs, params: float, num_gpus: int, notes: list[str]) -> 
     used = goodput_for(inputs, num_gpus, ESTIMATE_GPUS_PER_NODE, params * per_param)
     if used.estimated:
         plan = used.plan
-        notes.append(
-            f"Goodput {used.value:.1%} estimated ({ESTIMATE_BASIS}; 8 GPUs per node, "
-            f"{per_param:g} B per parameter "
-            f"checkpointed): an interruption every {plan.mtbi_s / 3600:.3g} h, a "
-            f"checkpoint every {plan.interval_s / 60:.3g} min. The goodput calculator "
-            "shows the steps.")
+        notes.append(_(
+            "Goodput {goodput:.1%} estimated ({basis}; 8 GPUs per node, {per_param:g} B per "
+            "parameter checkpointed): an interruption every {hours:.3g} h, a checkpoint "
+            "every {minutes:.3g} min. The goodput calculator shows the steps.").format(
+                goodput=used.value, basis=estimate_basis(), per_param=per_param,
+                hours=plan.mtbi_s / 3600, minutes=plan.interval_s / 60))
     return used.value
 
 
@@ -57,16 +58,19 @@ def _which_n(inputs: Inputs, params: float, notes: list[str]) -> float | None:
     shown = units.format_value(params, "param", "count")
     total = inputs.opt("total_params")
     if total is None:
-        notes.append(f"N = {shown}, every parameter active for every token (a dense "
-                     "model). For a mixture of experts, N is the active count per token: "
-                     "enter it, and the total as total_params.")
+        notes.append(_("N = {params}, every parameter active for every token (a dense "
+                       "model). For a mixture of experts, N is the active count per token: "
+                       "enter it, and the total as total_params.").format(params=shown))
         return None
     if total < params:
-        raise ValidationError("total_params", f"{total:g} is less than N = {params:g}: N "
-                              "is the active part of a mixture of experts' total")
-    notes.append(f"N is the active count per token, {shown}: {params / total:.1%} of the "
-                 f"{units.format_value(total, 'param', 'count')} in total (a mixture of "
-                 f"experts). 6N with the total would be {total / params:.3g}x larger.")
+        raise ValidationError("total_params", _(
+            "{total:g} is less than N = {params:g}: N is the active part of a mixture of "
+            "experts' total").format(total=total, params=params))
+    notes.append(_("N is the active count per token, {params}: {share:.1%} of the {total} in "
+                   "total (a mixture of experts). 6N with the total would be {ratio:.3g}x "
+                   "larger.").format(params=shown, share=params / total,
+                                     total=units.format_value(total, "param", "count"),
+                                     ratio=total / params))
     return params / total
 
 
@@ -78,17 +82,19 @@ def _flop_params(inputs: Inputs, params: float, notes: list[str]) -> float:
     if vocab is None or hidden is None:
         return params
     if inputs.flag("tied_embeddings"):
-        notes.append("The input embedding is tied to the output layer: its V x h weights "
-                     "count once in N, as the output layer's matrix.")
+        notes.append(_("The input embedding is tied to the output layer: its V x h weights "
+                       "count once in N, as the output layer's matrix."))
         return params
     table = vocab * hidden
     if table >= params:
-        raise ValidationError("vocab", f"a {vocab:,.0f} x {hidden:,.0f} input table is "
-                              f"not less than N = {params:g}")
-    notes.append(f"N in 6N = {units.format_value(params - table, 'param', 'count')}: the "
-                 f"{units.format_value(table, 'param', 'count')} of the input embedding "
-                 "table (V x h) are taken out, a lookup and not a multiply; the untied "
-                 "output layer stays in (torchtitan and Megatron-LM count so).")
+        raise ValidationError("vocab", _(
+            "a {vocab:,.0f} x {hidden:,.0f} input table is not less than N = "
+            "{params:g}").format(vocab=vocab, hidden=hidden, params=params))
+    notes.append(_("N in 6N = {params}: the {table} of the input embedding table (V x h) are "
+                   "taken out, a lookup and not a multiply; the untied output layer stays in "
+                   "(torchtitan and Megatron-LM count so).").format(
+        params=units.format_value(params - table, "param", "count"),
+        table=units.format_value(table, "param", "count")))
     return params - table
 
 
@@ -102,7 +108,7 @@ def _attention(inputs: Inputs, length: int | None = None) -> float | None:
         return None
     if heads is None:
         if head_dim is not None or inputs.opt("v_head_dim") is not None:
-            raise ValidationError("heads", "a head size needs the number of heads")
+            raise ValidationError("heads", _("a head size needs the number of heads"))
         if hidden is None:
             return None
         heads, head_dim = 1, hidden  # heads x head size = the width: the same sum
@@ -123,43 +129,48 @@ def _attention(inputs: Inputs, length: int | None = None) -> float | None:
 def _count_note(count: FlopCount, k: float, full: float | None, per_token: float,
                 seq_len: float | None) -> str:
     """Which convention C is counted in, and what the others would add."""
-    said = f"C counted as {count.describe()}."
+    said = _("C counted as {count}.").format(count=count.describe())
     if full is None:
         if count.attention_share == 0:
             return said
-        return (said + " Without layers, sequence length and heads or width, the attention "
-                "scores cannot be counted: C = kND alone, as 6N would count it.")
+        return _("{said} Without layers, sequence length and heads or width, the attention "
+                 "scores cannot be counted: C = kND alone, as 6N would count it.").format(
+            said=said)
     counted = count.attention_share * full * k / 6.0
     base = per_token - counted
     if base <= 1e-9 * per_token:  # kN lost in the rounding of a far larger attention term
-        return (said + f" At sequence length {seq_len:,.0f} the attention scores are all but "
-                "the whole of C: the weights' kN is below a billionth of it.")
-    return (said + f" At sequence length {seq_len:,.0f} the whole score matrix adds "
-            f"{full * k / 6.0 / base:.1%} to {k:g}N and its causal half "
-            f"{full * k / 12.0 / base:.1%}; this count includes {counted / base:.1%}. "
-            "GPU-hours, days, cost and energy follow C: an MFU is only meaningful in the "
-            "count it was measured in.")
+        return _("{said} At sequence length {seq_len:,.0f} the attention scores are all but "
+                 "the whole of C: the weights' kN is below a billionth of it.").format(
+            said=said, seq_len=seq_len)
+    return _("{said} At sequence length {seq_len:,.0f} the whole score matrix adds "
+             "{full:.1%} to {k:g}N and its causal half {half:.1%}; this count includes "
+             "{counted:.1%}. GPU-hours, days, cost and energy follow C: an MFU is only "
+             "meaningful in the count it was measured in.").format(
+        said=said, seq_len=seq_len, full=full * k / 6.0 / base, k=k,
+        half=full * k / 12.0 / base, counted=counted / base)
 
 
 def _chinchilla(inputs: Inputs, params: float, tokens: float, notes: list[str]) -> float | None:
     """Chinchilla's compute-optimal D for a dense N; none for a mixture of experts, for
     which the 20 tokens per parameter have no published basis."""
     if inputs.opt("total_params") is not None:
-        notes.append("No compute-optimal D is given for a mixture of experts: Chinchilla's "
-                     "20 tokens per parameter (Hoffmann et al. 2022) was fitted on dense "
-                     "models, and neither the active nor the total count of an MoE is the "
-                     "N of that fit.")
+        notes.append(_("No compute-optimal D is given for a mixture of experts: Chinchilla's "
+                       "20 tokens per parameter (Hoffmann et al. 2022) was fitted on dense "
+                       "models, and neither the active nor the total count of an MoE is the "
+                       "N of that fit."))
         return None
     optimal = CHINCHILLA_TOKENS_PER_PARAM * params
     ratio = tokens / optimal
     if ratio < 1 / CHINCHILLA_NOTE_FACTOR or ratio > CHINCHILLA_NOTE_FACTOR:
-        side = "fewer" if ratio < 1 else "more"
-        notes.append(
-            f"D is {ratio:.2g}x the compute-optimal "
-            f"{units.format_value(optimal, 'tokens', 'count')} "
-            f"({tokens / params:.3g} tokens per parameter against Chinchilla's ~20): "
-            f"{side} tokens than compute-optimal for this N."
-        )
+        said = (_("D is {ratio:.2g}x the compute-optimal {optimal} ({per_param:.3g} tokens "
+                  "per parameter against Chinchilla's ~20): fewer tokens than "
+                  "compute-optimal for this N.") if ratio < 1 else
+                _("D is {ratio:.2g}x the compute-optimal {optimal} ({per_param:.3g} tokens "
+                  "per parameter against Chinchilla's ~20): more tokens than "
+                  "compute-optimal for this N."))
+        notes.append(said.format(ratio=ratio,
+                                 optimal=units.format_value(optimal, "tokens", "count"),
+                                 per_param=tokens / params))
     return optimal
 
 
@@ -194,9 +205,8 @@ def _training_compute(inputs: Inputs) -> Computed:
     energy: float | None = None
     carbon: float | None = None
     if power is None:
-        warnings.append(
-            f"{gpu.name} has no published power figure: set gpu_power_watts to get energy and CO2."
-        )
+        warnings.append(_("{gpu} has no published power figure: set gpu_power_watts to get "
+                          "energy and CO2.").format(gpu=gpu.name))
     else:
         energy = energy_kwh(hours, power, inputs.num("pue"))
         carbon = co2_tonnes(energy, inputs.num("carbon_intensity"))
@@ -205,8 +215,9 @@ def _training_compute(inputs: Inputs) -> Computed:
     reported = inputs.opt("reported_gpu_hours")
     implied = None if reported is None else total / (reported * SECONDS_PER_HOUR * peak)
     if implied is not None and implied > 1:
-        warnings.append(f"The reported GPU-hours imply {implied:.0%} of peak, more than the "
-                        "GPUs can do: is N the total of a mixture of experts?")
+        warnings.append(_("The reported GPU-hours imply {mfu:.0%} of peak, more than the "
+                          "GPUs can do: is N the total of a mixture of experts?").format(
+            mfu=implied))
     optimal = _chinchilla(inputs, params, tokens, notes)
     return Computed(
         values={

@@ -5,16 +5,24 @@
 // focus it), or a page opened from a search result (?h=, to highlight the terms). The
 // theme then gets the index exactly as it asked for it, a moment later, and shows
 // "Initializing search" meanwhile. Loaded in <head>, before the theme's bundle.
+//
+// Each edition has its own index (bigmodel_guide/editions.py): the theme asks for the
+// root's, and a Chinese page gets zh/search/search_index.json instead.
 (() => {
   const INDEX = /\/search\/search_index\.json$/;
+  const EDITION = document.documentElement.lang.startsWith("zh") ? "zh/" : "";
   const { open, send } = XMLHttpRequest.prototype;
   const held = [];
   let released = false;
 
   XMLHttpRequest.prototype.open = function openHeld(method, url, ...rest) {
-    this.bmHeld = !released && String(method).toUpperCase() === "GET"
-      && INDEX.test(new URL(String(url), location.href).pathname);
-    return open.call(this, method, url, ...rest);
+    const target = new URL(String(url), location.href);
+    const isIndex = String(method).toUpperCase() === "GET" && INDEX.test(target.pathname);
+    this.bmHeld = !released && isIndex;
+    if (isIndex && EDITION && !target.pathname.endsWith(`/${EDITION}search/search_index.json`)) {
+      target.pathname = target.pathname.replace(INDEX, `/${EDITION}search/search_index.json`);
+    }
+    return open.call(this, method, isIndex ? target.href : url, ...rest);
   };
   XMLHttpRequest.prototype.send = function sendHeld(...args) {
     if (this.bmHeld && !released) {
@@ -27,8 +35,10 @@
   function release() {
     if (released) return;
     released = true;
-    XMLHttpRequest.prototype.open = open;
-    XMLHttpRequest.prototype.send = send;
+    if (!EDITION) { // a Chinese page keeps the wrapper: it points the index at its edition
+      XMLHttpRequest.prototype.open = open;
+      XMLHttpRequest.prototype.send = send;
+    }
     for (const go of held.splice(0)) go();
   }
 

@@ -13,6 +13,8 @@ from urllib.parse import unquote, urlsplit
 import pytest
 
 import calculators
+from calculators.core import i18n
+from calculators.core.localise import localised
 from bigmodel_guide.render import LAZY_CLOSE, LAZY_OPEN
 from tests.site.htmlscan import PageScan
 
@@ -37,11 +39,11 @@ def pages(built_site: Path) -> dict[Path, PageScan]:
 def test_every_fence_rendered(built_site: Path, pages: dict[Path, PageScan]) -> None:
     fences = sum(
         page.read_text(encoding="utf-8").count("```calculator")
-        for page in (ROOT / "docs").rglob("*.md")
+        for page in (ROOT / "docs").rglob("*.md")  # both editions' pages (page.zh.md)
     )
     widgets = sum(len(scan.widgets) for scan in pages.values())
-    # The generated reference page adds one widget per calculator.
-    assert widgets == fences + len(calculators.REGISTRY)
+    # The generated reference page adds one widget per calculator, in each edition.
+    assert widgets == fences + 2 * len(calculators.REGISTRY)
     for page in built_site.rglob("*.html"):
         assert "```calculator" not in page.read_text(encoding="utf-8"), page
 
@@ -54,11 +56,15 @@ def test_no_page_repeats_an_id(pages: dict[Path, PageScan]) -> None:
     assert repeated == {}
 
 
-def test_prerendered_values_equal_native(pages: dict[Path, PageScan]) -> None:
+def test_prerendered_values_equal_native(built_site: Path,
+                                        pages: dict[Path, PageScan]) -> None:
     checked = 0
     for page, scan in pages.items():
+        lang = "zh" if page.relative_to(built_site).parts[0] == "zh" else "en"
         for widget in scan.widgets:
-            result = calculators.compute(widget.calc_id, **widget.example)
+            with i18n.language(lang):  # a text output is in the page's language
+                result = localised(calculators.REGISTRY[widget.calc_id], lang).compute(
+                    widget.example)
             for name, raw in widget.outputs.items():
                 assert raw == result.raw(name), f"{page} #{widget.widget_id} {name}"
                 checked += 1

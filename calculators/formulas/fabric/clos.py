@@ -21,7 +21,10 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
-TIER_NAMES = ("leaf", "spine", "core")
+from calculators.core.i18n import N_, _
+
+#: The tiers' names (a fabric table shows them: translated where shown).
+TIER_NAMES = (N_("leaf"), N_("spine"), N_("core"))
 #: Radix bounds for a calculator input: 4-port toys up to the 512-port radix of
 #: 102.4 Tb/s chips run at 200 Gb/s per port (an upper bound, not a product).
 MIN_RADIX, MAX_RADIX = 4, 512
@@ -145,9 +148,10 @@ def tiers_needed(endpoints: int, radix: int, leaf_oversubscription: float = 1.0,
         if endpoints <= max_endpoints(radix, tiers, leaf_oversubscription,
                                       spine_oversubscription):
             return tiers
-    raise ValueError(f"{endpoints} endpoints exceed a three-tier fabric of radix {radix} "
-                     f"({max_endpoints(radix, 3, leaf_oversubscription, spine_oversubscription)});"
-                     " use a larger radix, more planes, or oversubscription")
+    raise ValueError(_("{endpoints} endpoints exceed a three-tier fabric of radix {radix} "
+                       "({most}); use a larger radix, more planes, or oversubscription").format(
+        endpoints=endpoints, radix=radix,
+        most=max_endpoints(radix, 3, leaf_oversubscription, spine_oversubscription)))
 
 
 def switches_above(links: int, radix: int, links_per_source: int) -> int:
@@ -162,7 +166,8 @@ def switches_above(links: int, radix: int, links_per_source: int) -> int:
     for n in range(need, links_per_source + 1):
         if links_per_source % n == 0:
             return n
-    raise ValueError(f"{links} links do not fit switches of radix {radix}")
+    raise ValueError(_("{links} links do not fit switches of radix {radix}").format(
+        links=links, radix=radix))
 
 
 def clos_tiers(endpoints: int, leaves: int, radix: int, *, tiers: int, r1: float,

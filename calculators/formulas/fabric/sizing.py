@@ -33,6 +33,7 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
 from calculators.formulas.fabric.clos import (
     Tier,
     check_radix,
@@ -43,6 +44,15 @@ from calculators.formulas.fabric.clos import (
 )
 
 TOPOLOGIES = ("leaf_spine", "fat_tree", "rail_optimized", "multi_plane")
+
+
+class InputError(ValueError):
+    """A fabric the inputs cannot build, with the input to change (``input_name``): its
+    message is in the reader's language, so a caller should not read it for the input."""
+
+    def __init__(self, input_name: str, message: str) -> None:
+        super().__init__(message)
+        self.input_name = input_name
 
 
 @dataclass(frozen=True)
@@ -161,11 +171,12 @@ def size_fabric(*, num_gpus: int, gpus_per_node: int, nics_per_node: int,
     tiers = tiers_needed(plane_endpoints, radix, leaf_oversubscription,
                          spine_oversubscription)
     if topology == "leaf_spine" and tiers > 2:
-        raise ValueError(f"{plane_endpoints} endpoints need three tiers at radix {radix}: "
-                         "choose fat_tree or rail_optimized")
+        raise InputError("topology", _("{endpoints} endpoints need three tiers at radix "
+                                       "{radix}: choose fat_tree or rail_optimized").format(
+            endpoints=plane_endpoints, radix=radix))
     if topology == "rail_optimized":
         tiers = max(tiers, 2)  # the rails must meet somewhere
-    d1, _ = split_ports(radix, leaf_oversubscription)
+    d1 = split_ports(radix, leaf_oversubscription)[0]
     leaves = _leaves(topology, nodes, rails_per_plane, d1) if tiers > 1 else 1
     if tiers == 2 and leaves > radix:
         tiers = 3  # rail-by-rail filling can overflow the spine's ports
@@ -199,7 +210,8 @@ def plane_count(topology: str, rails: int, planes: int | None) -> int:
     if planes is None:
         return rails if topology == "multi_plane" else 1
     if not 1 <= planes <= rails or rails % planes:
-        raise ValueError(f"planes must divide the {rails} NIC port(s) of a node, got {planes}")
+        raise InputError("planes", _("planes must divide the {rails} NIC port(s) of a node, "
+                                     "got {planes}").format(rails=rails, planes=planes))
     return planes
 
 

@@ -19,6 +19,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
+
 
 def _non_negative(name: str, value: float) -> None:
     if not value >= 0 or math.isinf(value):
@@ -51,10 +53,10 @@ class RestartParts:
 
     def rows(self) -> tuple[tuple[str, float], ...]:
         """(part, seconds) in the order they happen."""
-        return (("reschedule and start", self.startup_s),
-                ("NCCL communicators", self.comm_init_s),
-                ("read the checkpoint", self.checkpoint_read_s),
-                ("warm-up", self.warmup_s))
+        return ((_("reschedule and start"), self.startup_s),
+                (_("NCCL communicators"), self.comm_init_s),
+                (_("read the checkpoint"), self.checkpoint_read_s),
+                (_("warm-up"), self.warmup_s))
 
 
 @dataclass(frozen=True)

@@ -17,6 +17,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
+
 #: Bytes per element of each tensor-core input format (FP4 ignores its block scales,
 #: one 8-bit scale per 16 or 32 values in NVFP4 / MXFP4: under 7%).
 OPERAND_BYTES: dict[str, float] = {"bf16": 2.0, "fp8": 1.0, "fp4": 0.5}
@@ -130,9 +132,9 @@ def layer_gemms(tokens: int, hidden: int, heads: int, kv_heads: int, ffn_hidden:
     qkv_per_rank = (heads // tp + 2 * kv_per_rank) * head_dim
     up = (2 if gated_mlp else 1) * ffn_hidden
     return [NamedGemm("qkv", tokens, hidden, qkv_per_rank),
-            NamedGemm("attention out", tokens, heads * head_dim // tp, hidden),
-            NamedGemm("mlp up", tokens, hidden, up // tp),
-            NamedGemm("mlp down", tokens, ffn_hidden // tp, hidden)]
+            NamedGemm(_("attention out"), tokens, heads * head_dim // tp, hidden),
+            NamedGemm(_("mlp up"), tokens, hidden, up // tp),
+            NamedGemm(_("mlp down"), tokens, ffn_hidden // tp, hidden)]
 
 
 def embedding_lookup_bytes(dim: int, bytes_per_element: float = 2.0) -> float:

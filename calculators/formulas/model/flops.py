@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_, _
 from calculators.formulas.model.architecture import matmul_params, stack_matmul_params
 
 if TYPE_CHECKING:
@@ -42,29 +43,29 @@ class FlopCount:
 
     def describe(self) -> str:
         """The convention in words, for notes: what it counts and who counts so."""
-        return f"{self.label}: {self.basis}"
+        return _("{label}: {basis}").format(label=_(self.label), basis=_(self.basis))
 
 
 #: PaLM (Chowdhery et al. 2022, App. B: 6N + 12 L H Q T), Korthikanti et al. 2022
 #: (72 B s l h^2 (1 + s/(6h) + V/(12lh))), torchtitan (get_dense_model_nparams_and_flops:
 #: "we follow the convention and do not account for sparsity in causal attention").
 FULL_ATTENTION = FlopCount(
-    "6N+attention", "6N + full attention (PaLM)", 1.0,
-    "the whole s x s score matrix, as PaLM (App. B), Korthikanti et al. 2022 and "
-    "torchtitan count it",
+    "6N+attention", N_("6N + full attention (PaLM)"), 1.0,
+    N_("the whole s x s score matrix, as PaLM (App. B), Korthikanti et al. 2022 and "
+       "torchtitan count it"),
     former=("megatron",))
 #: Megatron-LM's num_floating_point_operations (megatron/training/training.py) since
 #: 2025: the core-attention term "/ 2  # causal mask (only half of the mask is non-zero)".
 CAUSAL_ATTENTION = FlopCount(
-    "6N+causal_attention", "6N + causal attention (Megatron-LM since 2025)", 0.5,
-    "the half of the score matrix a causal mask leaves, as Megatron-LM has counted "
-    "since 2025")
+    "6N+causal_attention", N_("6N + causal attention (Megatron-LM since 2025)"), 0.5,
+    N_("the half of the score matrix a causal mask leaves, as Megatron-LM has counted "
+       "since 2025"))
 #: Kaplan et al. 2020, Sec. 2.1: C = 6ND; the GPT-3 (Brown et al. 2020, App. D) and
 #: Llama 3 (Dubey et al. 2024, Sec. 3.2.1) compute totals count so.
 SIX_N = FlopCount(
-    "6N", "6N, attention left out (Kaplan)", 0.0,
-    "no attention scores, Kaplan et al. 2020's C = 6ND, as the GPT-3 and Llama 3 "
-    "papers count their compute totals")
+    "6N", N_("6N, attention left out (Kaplan)"), 0.0,
+    N_("no attention scores, Kaplan et al. 2020's C = 6ND, as the GPT-3 and Llama 3 "
+       "papers count their compute totals"))
 FLOP_COUNTS: tuple[FlopCount, ...] = (FULL_ATTENTION, CAUSAL_ATTENTION, SIX_N)
 #: What every calculator counts unless the reader chooses otherwise: the convention of
 #: the published MFUs the guide quotes (PaLM 46.2%; Llama 3 cites PaLM).

@@ -22,6 +22,8 @@ import math
 import re
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
+
 FULL, WINDOW, LINEAR = "F", "S", "L"
 KINDS = (FULL, WINDOW, LINEAR)
 #: Longest expanded repeating unit accepted (a released config's whole layer list fits).
@@ -46,13 +48,14 @@ def parse_pattern(text: str) -> str:
         return FULL
     runs = _RUN.findall(compact)
     if "".join(n + k for n, k in runs) != compact:
-        raise PatternError("use the letters F (full attention), S (sliding window) and "
-                           "L (linear attention), each with an optional count: e.g. 5S1F")
+        raise PatternError(_("use the letters F (full attention), S (sliding window) and "
+                             "L (linear attention), each with an optional count: e.g. 5S1F"))
     unit = ""
     for count, kind in runs:
         repeat = int(count) if count else 1
         if repeat < 1 or len(unit) + repeat > MAX_UNIT:
-            raise PatternError(f"a repeating unit has 1 to {MAX_UNIT} layers")
+            raise PatternError(_("a repeating unit has 1 to {most} layers").format(
+                most=MAX_UNIT))
         unit += kind * repeat
     return unit
 
@@ -90,8 +93,8 @@ class LinearMixer:
         if min(sizes) < 1:
             raise ValueError("linear attention sizes must be >= 1")
         if self.value_heads % self.key_heads:
-            raise ValueError(f"{self.key_heads} linear key heads must divide "
-                             f"{self.value_heads} value heads")
+            raise ValueError(_("{keys} linear key heads must divide {values} value "
+                               "heads").format(keys=self.key_heads, values=self.value_heads))
 
     @property
     def key_width(self) -> int:

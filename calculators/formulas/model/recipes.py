@@ -29,6 +29,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Literal
 
+from calculators.core.i18n import N_
+
 GemmFormat = Literal["bf16", "fp8", "fp4"]
 
 #: Transformer Engine's DelayedScaling keeps ``amax_history_len`` = 1,024 FP32 amaxes per
@@ -97,7 +99,7 @@ class Recipe:
         return gemms * TENSORS_PER_GEMM * (self.amax_history + 2) * 4.0
 
 
-BF16 = Recipe("bf16", "BF16", "bf16", 2.0, 0.0, 0.0, 0, 0.0,
+BF16 = Recipe("bf16", N_("BF16"), "bf16", 2.0, 0.0, 0.0, 0, 0.0,
               source="Mixed precision (Micikevicius et al. 2018): 16-bit GEMMs, no casts.")
 
 #: Transformer Engine's delayed scaling on Hopper: one FP32 scale per tensor from an amax
@@ -107,7 +109,7 @@ BF16 = Recipe("bf16", "BF16", "bf16", 2.0, 0.0, 0.0, 0, 0.0,
 #: the column-wise (transposed) copies are made in the backward, one layer at a time.
 #: Casts: 9 B per element (catalogues: TE's GEMM benchmark on H200, inputs.machine).
 FP8_TENSORWISE = Recipe(
-    "tensorwise", "FP8, per-tensor delayed scaling (Transformer Engine)", "fp8",
+    "tensorwise", N_("FP8, per-tensor delayed scaling (Transformer Engine)"), "fp8",
     1.0, 0.0, 0.0, 1, 9.0, amax_history=AMAX_HISTORY, needs="fp8",
     source="Transformer Engine DelayedScaling (amax_history_len 1,024); TE docs, "
            "performance considerations, Memory usage (2 MB BF16 weight + 1 MB FP8 weight "
@@ -118,7 +120,7 @@ FP8_TENSORWISE = Recipe(
 #: activations cached for the backward (Sec. 3.3.3). Casts fused into the kernel before:
 #: 2 B read + 1 B written, the minimum (our assumption, inputs.machine).
 FP8_BLOCKWISE = Recipe(
-    "blockwise", "FP8, 1 x 128 / 128 x 128 blocks (DeepSeek-V3)", "fp8",
+    "blockwise", N_("FP8, 1 x 128 / 128 x 128 blocks (DeepSeek-V3)"), "fp8",
     1.0, 4.0 / 128, 4.0 / (128 * 128), 1, 3.0, needs="fp8",
     source="DeepSeek-V3 report (arXiv 2412.19437), Sec. 3.3.2 (tile- and block-wise "
            "scaling, FP32 scales, FP32 promotion of the accumulation every 128 elements) "
@@ -130,7 +132,7 @@ FP8_BLOCKWISE = Recipe(
 #: copies are kept, and the input is saved column-wise. Casts: 2 B read and both copies
 #: written, 2 + 2 x 1.03125 B (derivation: one fused kernel makes both usages).
 MXFP8 = Recipe(
-    "mxfp8", "MXFP8, 32-element blocks, E8M0 scales (Blackwell)", "fp8",
+    "mxfp8", N_("MXFP8, 32-element blocks, E8M0 scales (Blackwell)"), "fp8",
     1.0, 1.0 / 32, 1.0 / 32, 2, 2.0 + 2.0 * (1.0 + 1.0 / 32), needs="mx",
     source="OCP Microscaling Formats (MX) v1.0 (32-element blocks, E8M0 scale); TE docs, "
            "Handling transposes (row-wise and column-wise copies differ); torchtitan "
@@ -144,7 +146,7 @@ MXFP8 = Recipe(
 #: column-wise input saved, after its random Hadamard transform. Casts: 2 B read and
 #: both copies written, 2 + 2 x 0.5625 B (derivation).
 NVFP4 = Recipe(
-    "nvfp4", "NVFP4, 16-element blocks, E4M3 scales (Blackwell)", "fp4",
+    "nvfp4", N_("NVFP4, 16-element blocks, E4M3 scales (Blackwell)"), "fp4",
     0.5, 1.0 / 16, 1.0 / 256, 2, 2.0 + 2.0 * (0.5 + 1.0 / 16),
     high_precision_share=0.16, needs="nvidia_mx",
     source="NVIDIA 2025, Pretraining LLMs with NVFP4 (arXiv 2509.25149): 16-element "

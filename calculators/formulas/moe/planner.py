@@ -21,6 +21,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.moe import layers as ml
 from calculators.formulas.moe.block_times import MoeStack
@@ -226,9 +227,10 @@ def search(model: MoeArchitecture, seq_len: int, cluster: Cluster, per_param: St
     count = sum(len(RECOMPUTE_MODES) * (5 if d.dp * d.cp > 1 else 1) * len(s)
                 for d, _, s in candidates)
     if count > MAX_LAYOUTS:
-        raise ValidationError("num_gpus", f"{cluster.num_gpus} GPUs give too many layouts to "
-                              f"search here ({len(candidates)} sizes and micro-batches); fix "
-                              "ep, tp, cp or pp, or pick a GPU count with fewer divisors")
+        raise ValidationError("num_gpus", _(
+            "{gpus} GPUs give too many layouts to search here ({sizes} sizes and "
+            "micro-batches); fix ep, tp, cp or pp, or pick a GPU count with fewer "
+            "divisors").format(gpus=cluster.num_gpus, sizes=len(candidates)))
     collected = _Collected(tolerance, keep)
     evaluated, smallest, fitting = 0, math.inf, 0
     work = 0

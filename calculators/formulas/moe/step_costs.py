@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from statistics import NormalDist
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.formulas.collectives.costs import wire_bytes_per_rank
 from calculators.formulas.model.flops import CAUSAL_ATTENTION
 from calculators.formulas.moe.architecture import moe_model_flops_per_token
@@ -100,7 +101,8 @@ def per_node_copies(
     limit = nodes if max_nodes is None else min(max_nodes, nodes)
     _check(limit >= 1, "max_nodes must be >= 1")
     reachable = limit * (experts // nodes)
-    _check(top_k <= reachable, f"{top_k} experts per token do not fit in {limit} nodes")
+    _check(top_k <= reachable, _("{k} experts per token do not fit in {nodes} nodes").format(
+        k=top_k, nodes=limit))
     distinct = expected_nodes_per_token(reachable, limit, top_k)
     gpus = expected_nodes_per_token(reachable, limit * gpus_per_node, top_k)
     return Copies(gpus * (gpus_per_node - 1) / gpus_per_node, distinct * (nodes - 1) / nodes)

@@ -24,6 +24,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, TypeVar
 
+from calculators.core.i18n import _
 from calculators.formulas.kernels.memory_bound import optimizer_step_bytes
 
 if TYPE_CHECKING:
@@ -90,12 +91,12 @@ def resident_layer_units(layer_units: float) -> float:
 
 def offload_note(mode: str, usable: float) -> str:
     """The words a planner says when nothing fitted on the GPUs alone and it offloaded."""
-    what = {"optimizer": "the optimizer states and master weights",
-            "activations": "the activations", "both": "the optimizer states and the "
-            "activations"}[mode]
-    return (f"No layout fits in the {usable / 1e9:,.1f} GB per GPU without offload: this "
-            f"plan keeps {what} in host memory (ZeRO-Offload), and pays for the copies "
-            "and the CPU's optimizer step in the step time.")
+    what = {"optimizer": _("the optimizer states and master weights"),
+            "activations": _("the activations"),
+            "both": _("the optimizer states and the activations")}[mode]
+    return _("No layout fits in the {usable:,.1f} GB per GPU without offload: this plan "
+             "keeps {what} in host memory (ZeRO-Offload), and pays for the copies and the "
+             "CPU's optimizer step in the step time.").format(usable=usable / 1e9, what=what)
 
 
 def offload_when_needed(run: Callable[[str | None], R], fits: Callable[[R], bool], *,

@@ -16,6 +16,8 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass
 
+from calculators.core.i18n import _
+
 #: Megatron-Core's default rank order (parallel_state.initialize_model_parallel).
 RANK_ORDER = ("tp", "cp", "dp", "pp")
 
@@ -41,9 +43,10 @@ class Dims:
         """Every dimension, so that the words multiply to the GPU count (issue 37: a
         summary without CP read as a quarter of the GPUs); EP, folded into the stage's
         GPUs rather than multiplied in, after them for a mixture of experts."""
-        text = (f"TP {self.tp:,} x CP {self.cp:,} x PP {self.pp:,} x DP {self.dp:,} "
-                f"= {self.gpus:,} GPUs")
-        return f"{text}, EP {self.ep:,}" if experts else text
+        text = (_("TP {tp:,} x CP {cp:,} x PP {pp:,} x DP {dp:,} = {gpus:,} GPUs, EP {ep:,}")
+                if experts else _("TP {tp:,} x CP {cp:,} x PP {pp:,} x DP {dp:,} = {gpus:,} GPUs"))
+        return text.format(tp=self.tp, cp=self.cp, pp=self.pp, dp=self.dp, gpus=self.gpus,
+                           ep=self.ep)
 
     def size(self, name: str) -> int:
         return int(getattr(self, name))

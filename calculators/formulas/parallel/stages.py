@@ -36,6 +36,8 @@ from dataclasses import dataclass
 from functools import cached_property
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_, _
+
 if TYPE_CHECKING:
     from collections.abc import Callable
 
@@ -53,6 +55,10 @@ MAX_LIGHT_CHUNKS = 2
 
 class SplitError(ValueError):
     """A layer count that does not cut into the requested stages."""
+
+
+_WORDS = {"layer": (N_("layer"), N_("layers")), "block": (N_("block"), N_("blocks")),
+          "chunk": (N_("chunk"), N_("chunks")), "stage": (N_("stage"), N_("stages"))}
 
 
 @dataclass(frozen=True)
@@ -146,15 +152,18 @@ class StageSplit:
         chunks = self.model_chunks
         unit = "chunk" if chunks > self.stages else "stage"
         first, last = self.global_chunk_layers(0), self.global_chunk_layers(chunks - 1)
-        between = chunks - 2
-        middle = (f", {self.per_chunk} on {'each of the ' if between > 1 else 'the '}"
-                  f"{between if between > 1 else ''}{' ' if between > 1 else ''}"
-                  f"{unit}{'s' if between > 1 else ''} between") if between else ""
-        head = (f"no {noun} on the first {unit} (the embedding alone)" if first == 0 else
-                f"{first} {noun}{'s' if first != 1 else ''} on the first {unit}")
-        tail = ("none on the last (the output layer alone)" if last == 0 else
-                f"{last} on the last")
-        return f"{head}{middle}, {tail}"
+        between, nouns, units = chunks - 2, _WORDS[noun], _WORDS[unit]
+        head = (_("no {noun} on the first {unit} (the embedding alone)") if first == 0 else
+                _("{count} {noun} on the first {unit}")).format(
+            count=first, noun=_(nouns[first > 1]), unit=_(units[0]))
+        tail = (_("none on the last (the output layer alone)") if last == 0 else
+                _("{count} on the last").format(count=last))
+        if not between:
+            return _("{first}, {last}").format(first=head, last=tail)
+        middle = (_("{count} on each of the {between} {units} between") if between > 1 else
+                  _("{count} on the {unit} between")).format(
+            count=self.per_chunk, between=between, unit=_(units[0]), units=_(units[1]))
+        return _("{first}, {middle}, {last}").format(first=head, middle=middle, last=tail)
 
     def weighed_ranks(self, period: int) -> tuple[int, ...]:
         """Ranks that stand for every rank of a stack whose layer kinds repeat every
@@ -233,24 +242,26 @@ def split_variants(layers: int, stages: int, chunks_per_rank: int = 1,
     if layers < 1 or stages < 1 or chunks_per_rank < 1:
         raise SplitError("layers, stages and chunks per rank must be >= 1")
     if placement != "loop" and (chunks_per_rank != 2 or stages < 2):
-        raise SplitError(f"the {placement} placement runs two chunks per rank on two or "
-                         "more ranks")
+        raise SplitError(_("the {placement} placement runs two chunks per rank on two or "
+                           "more ranks").format(placement=placement))
     if placement == "dual" and stages % 2:
-        raise SplitError(f"DualPipe pairs each stage with its mirror: {stages} stages "
-                         "are not even")
+        raise SplitError(_("DualPipe pairs each stage with its mirror: {stages} stages "
+                           "are not even").format(stages=stages))
     chunks = stages if placement == "dual" else stages * chunks_per_rank
     per_chunk = math.ceil(layers / chunks)
     light = per_chunk * chunks - layers
     if light > MAX_LIGHT_CHUNKS:
-        raise SplitError(
-            f"{layers} layers do not split into {chunks} equal pipeline chunks "
-            f"({stages} stages x {chunks_per_rank}); at most the first and last chunk may "
-            "hold one layer fewer (Llama 3's balance)")
+        raise SplitError(_(
+            "{layers} layers do not split into {chunks} equal pipeline chunks ({stages} "
+            "stages x {per_rank}); at most the first and last chunk may hold one layer "
+            "fewer (Llama 3's balance)").format(layers=layers, chunks=chunks, stages=stages,
+                                                per_rank=chunks_per_rank))
     first = min(1, light)
     llama = StageSplit(layers, stages, chunks_per_rank, per_chunk, first, light - first,
                        placement)
     if min(llama.rank_layers(r) for r in llama.ranks_of_interest) < 1:
-        raise SplitError(f"{layers} layers leave a pipeline stage of {stages} empty")
+        raise SplitError(_("{layers} layers leave a pipeline stage of {stages} empty").format(
+            layers=layers, stages=stages))
     variants = [llama]
     if light and chunks > 1 and per_chunk - light >= 1:
         variants.append(StageSplit(layers, stages, chunks_per_rank, per_chunk, 0, light,

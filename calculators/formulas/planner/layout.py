@@ -10,6 +10,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_, _
 from calculators.formulas.parallel.schedules import DUAL_SCHEDULES, schedule_constraint
 from calculators.formulas.parallel.stages import schedule_layout
 
@@ -208,10 +209,12 @@ class Layout:
         """The pipeline stage whose memory ``memory`` is (the fullest), in words."""
         rank = self.memory.rank
         if self.pp == 1:
-            return "the only pipeline stage"
+            return _("the only pipeline stage")
         if rank == 0:
-            return "the first pipeline stage"
-        return "the last pipeline stage" if rank == self.pp - 1 else f"pipeline stage {rank + 1}"
+            return _("the first pipeline stage")
+        if rank == self.pp - 1:
+            return _("the last pipeline stage")
+        return _("pipeline stage {number}").format(number=rank + 1)
 
     @property
     def hybrid(self) -> bool:
@@ -223,10 +226,12 @@ class Layout:
                 - self.inter_bytes)
 
     def parts(self) -> list[tuple[str, float]]:
-        parts = [("compute", self.compute_s), ("recompute", self.recompute_s),
-                 ("bubble", self.bubble_s), ("TP comm", self.tp_s),
-                 ("CP comm (exposed)", self.cp_exposed_s), ("PP comm", self.pp_s),
-                 ("DP comm (exposed) + optimizer", self.dp_exposed_s + self.optimizer_s)]
+        """(part, seconds): the names are keys (compared by callers), marked for the
+        catalogue and translated where they are shown."""
+        parts = [(N_("compute"), self.compute_s), (N_("recompute"), self.recompute_s),
+                 (N_("bubble"), self.bubble_s), (N_("TP comm"), self.tp_s),
+                 (N_("CP comm (exposed)"), self.cp_exposed_s), (N_("PP comm"), self.pp_s),
+                 (N_("DP comm (exposed) + optimizer"), self.dp_exposed_s + self.optimizer_s)]
         if self.moe:
-            parts.append(("EP alltoall (exposed)", self.ep_exposed_s))
+            parts.append((N_("EP alltoall (exposed)"), self.ep_exposed_s))
         return parts

@@ -26,6 +26,7 @@ from __future__ import annotations
 import math
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_, _
 from calculators.formulas.parallel.placement import RANK_ORDER
 
 if TYPE_CHECKING:
@@ -75,15 +76,16 @@ def preferred(layouts: Iterable[Layout], tolerance: float = RANK_TOLERANCE) -> l
 
 
 #: A recomputation mode as the notes say it.
-RECOMPUTE_WORDS = {"none": "no recomputation", "selective": "selective recomputation",
-                   "light": "light recomputation", "full": "full recomputation"}
+RECOMPUTE_WORDS = {"none": N_("no recomputation"), "selective": N_("selective recomputation"),
+                   "light": N_("light recomputation"), "full": N_("full recomputation")}
 
 
 def simplicity_in_words(lay: Layout) -> str:
     """What the simplicity key counts, in words (both planners' notes)."""
     dims = dimensions_in_use(lay.dims)
-    return (f"{model_parallel_size(lay.dims):,} GPUs per replica, {dims} parallel "
-            f"dimension{'s' if dims != 1 else ''} in use")
+    return (_("{gpus:,} GPUs per replica, {dims} parallel dimensions in use") if dims != 1 else
+            _("{gpus:,} GPUs per replica, {dims} parallel dimension in use")).format(
+        gpus=model_parallel_size(lay.dims), dims=dims)
 
 
 def recommendation_note(best: Layout, fitting: list[Layout], tolerance: float,
@@ -93,11 +95,13 @@ def recommendation_note(best: Layout, fitting: list[Layout], tolerance: float,
     quickest = min(fitting, key=lambda lay: lay.step_s)
     if quickest.step_s >= best.step_s:
         return None
-    return (f"Recommended over the fastest layout that fits, {quickest.dims.label()} "
-            f"({choices(quickest)}, {quickest.step_s:.3g} s, "
-            f"{simplicity_in_words(quickest)}): it is {best.step_s / quickest.step_s - 1:.1%} "
-            f"slower, within the {tolerance:.0%} the step model cannot resolve, and simpler "
-            f"({simplicity_in_words(best)}).")
+    return _("Recommended over the fastest layout that fits, {layout} ({choices}, "
+             "{time:.3g} s, {its_simplicity}): it is {slower:.1%} slower, within the "
+             "{tolerance:.0%} the step model cannot resolve, and simpler "
+             "({simplicity}).").format(
+        layout=quickest.dims.label(), choices=choices(quickest), time=quickest.step_s,
+        its_simplicity=simplicity_in_words(quickest), slower=best.step_s / quickest.step_s - 1,
+        tolerance=tolerance, simplicity=simplicity_in_words(best))
 
 
 def distinct(fitting: list[Layout], count: int) -> list[Layout]:

@@ -10,6 +10,7 @@ import math
 from bisect import bisect_left
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.core.spec import ValidationError
 from calculators.formulas.parallel.placement import Dims
 from calculators.formulas.planner import layout_cost as lc
@@ -162,9 +163,10 @@ def refuse_too_many(n: int, sizes: Sequence[Sizes]) -> None:
     """A ValidationError when ``sizes`` give too many layouts to search here."""
     count = sum(len(RECOMPUTE_MODES) * (5 if d * c > 1 else 1) for _, c, _, d, _ in sizes)
     if count > MAX_LAYOUTS:
-        raise ValidationError("num_gpus", f"{n} GPUs give too many layouts to search here "
-                              f"({len(sizes)} sizes and micro-batches); fix tp, cp or "
-                              "pp, or pick a GPU count with fewer divisors")
+        raise ValidationError("num_gpus", _(
+            "{gpus} GPUs give too many layouts to search here ({sizes} sizes and "
+            "micro-batches); fix tp, cp or pp, or pick a GPU count with fewer "
+            "divisors").format(gpus=n, sizes=len(sizes)))
 
 
 def searchable(arch: Architecture, n: int, global_batch: int, memo: Memo,

@@ -32,6 +32,7 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.formulas.collectives.achieved import collective_time_s
 from calculators.formulas.kernels.attention import AttentionShape, fused_attention_s
 from calculators.formulas.kernels.gemm import gemm_time_s
@@ -213,15 +214,17 @@ def why_none_fits(job: GenerativeJob, gpus: int) -> str:
     tensor parallelism, the most memory-frugal layout)."""
     tp = max(tp_choices(job, gpus), default=1)
     if job.global_batch < gpus // tp:
-        return (f"a step of {job.global_batch:,} samples gives fewer than one sample to "
-                f"each of the {gpus // tp:,} data-parallel ranks: raise the batch")
+        return _("a step of {samples:,} samples gives fewer than one sample to each of the "
+                 "{ranks:,} data-parallel ranks: raise the batch").format(
+            samples=job.global_batch, ranks=gpus // tp)
     fixed = job.model.params / tp * DENSE_STATE_BYTES + job.table_bytes_per_gpu(gpus)
     if fixed >= job.memory_bytes:
-        return (f"each GPU's share of the tables and the dense states is "
-                f"{fixed / 1e9:,.1f} GB, more than its usable {job.memory_bytes / 1e9:,.1f} "
-                "GB: add GPUs, or move the tables to host memory (embedding_tiers)")
-    return ("one sample's activations do not fit beside the tables and the dense states: "
-            "shorten the histories or use GPUs with more memory")
+        return _("each GPU's share of the tables and the dense states is {fixed:,.1f} GB, "
+                 "more than its usable {usable:,.1f} GB: add GPUs, or move the tables to "
+                 "host memory (embedding_tiers)").format(fixed=fixed / 1e9,
+                                                          usable=job.memory_bytes / 1e9)
+    return _("one sample's activations do not fit beside the tables and the dense states: "
+             "shorten the histories or use GPUs with more memory")
 
 
 def tp_choices(job: GenerativeJob, gpus: int) -> tuple[int, ...]:

@@ -28,6 +28,7 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from calculators.core import units
+from calculators.core.i18n import _
 from calculators.formulas.sparse.sharding import INDEX_BYTES, Network, step_comm
 
 if TYPE_CHECKING:
@@ -140,40 +141,49 @@ def recommend(job: Job, ps: PsStep, *, coll_time: float, min_gpus: int, min_host
     fmt = units.format_value
     coll_fits, ps_fits = job.workers >= min_gpus, job.servers >= min_hosts
     if asynchronous:
-        return "ps", ("PS: it applies each worker's updates as they arrive, while a "
-                      "collective waits for every member of its group; with at least "
-                      f"{min_hosts:,} hosts for the tables.")
+        return "ps", _("PS: it applies each worker's updates as they arrive, while a "
+                       "collective waits for every member of its group; with at least "
+                       "{hosts:,} hosts for the tables.").format(hosts=min_hosts)
     if not coll_fits and not ps_fits:
-        return "neither", (f"Neither fits: collective needs {min_gpus:,} GPUs (have "
-                           f"{job.workers:,}); the PS needs {min_hosts:,} hosts (have "
-                           f"{job.servers:,}).")
+        return "neither", _("Neither fits: collective needs {gpus:,} GPUs (have {workers:,}); "
+                            "the PS needs {hosts:,} hosts (have {servers:,}).").format(
+            gpus=min_gpus, workers=job.workers, hosts=min_hosts, servers=job.servers)
     if not coll_fits:
-        return "ps", (f"PS: the tables and their optimizer state need {min_gpus:,} GPUs' "
-                      f"memory but the job has {job.workers:,}; {min_hosts:,} CPU hosts "
-                      "hold them instead.")
+        return "ps", _("PS: the tables and their optimizer state need {gpus:,} GPUs' memory "
+                       "but the job has {workers:,}; {hosts:,} CPU hosts hold them "
+                       "instead.").format(gpus=min_gpus, workers=job.workers, hosts=min_hosts)
     if not ps_fits:
-        return "collective", (f"Collective: the PS would need {min_hosts:,} hosts to hold "
-                              f"the tables (have {job.servers:,}).")
+        return "collective", _("Collective: the PS would need {hosts:,} hosts to hold the "
+                               "tables (have {servers:,}).").format(hosts=min_hosts,
+                                                                    servers=job.servers)
     if coll_time == 0:
-        return "collective", "Collective: one GPU holds everything and communicates nothing."
+        return "collective", _("Collective: one GPU holds everything and communicates "
+                               "nothing.")
     if ps.time_s == 0:
-        return "ps", "PS: the servers hold everything and nothing crosses the network."
+        return "ps", _("PS: the servers hold everything and nothing crosses the network.")
     matched = ps_step(matched_job(job)).time_s
     if matched == 0:
         like_for_like = ""
     elif coll_time <= matched:
-        like_for_like = (f" At matched bandwidth (one server per worker, same NIC): "
-                         f"collective {matched / coll_time:.2g}x faster.")
+        like_for_like = _("At matched bandwidth (one server per worker, same NIC): "
+                          "collective {ratio:.2g}x faster.").format(ratio=matched / coll_time)
     else:
-        like_for_like = (f" At matched bandwidth (one server per worker, same NIC): PS "
-                         f"{coll_time / matched:.2g}x faster.")
+        like_for_like = _("At matched bandwidth (one server per worker, same NIC): PS "
+                          "{ratio:.2g}x faster.").format(ratio=coll_time / matched)
     if coll_time <= ps.time_s:
-        return "collective", (f"Collective: {ps.time_s / coll_time:.2g}x less communication "
-                              f"per step as configured ({fmt(coll_time, 's', 'si')} against "
-                              f"{fmt(ps.time_s, 's', 'si')})." + like_for_like)
-    return "ps", (f"PS: {coll_time / ps.time_s:.2g}x less communication per step as "
-                  f"configured ({fmt(ps.time_s, 's', 'si')} against "
-                  f"{fmt(coll_time, 's', 'si')})." + like_for_like)
+        mode, said = "collective", _(
+            "Collective: {ratio:.2g}x less communication per step as configured ({time} "
+            "against {other}).").format(ratio=ps.time_s / coll_time,
+                                        time=fmt(coll_time, "s", "si"),
+                                        other=fmt(ps.time_s, "s", "si"))
+    else:
+        mode, said = "ps", _(
+            "PS: {ratio:.2g}x less communication per step as configured ({time} against "
+            "{other}).").format(ratio=coll_time / ps.time_s, time=fmt(ps.time_s, "s", "si"),
+                                other=fmt(coll_time, "s", "si"))
+    if not like_for_like:
+        return mode, said
+    return mode, _("{first} {second}").format(first=said, second=like_for_like)
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ import math
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import _
 from calculators.formulas.sparse.step import collective_step, ps_step
 
 if TYPE_CHECKING:
@@ -161,25 +162,30 @@ def recommend_streaming(s: Sizing, *, ps_staleness: float) -> tuple[str, str]:
     of two that can, the one that needs fewer GPUs, and the collective on a tie because
     it is synchronous."""
     if s.ps_workers is None and s.collective_workers is None:
-        return "neither", (f"Neither keeps up: no worker count up to {MAX_WORKERS:,} "
-                           "reaches the peak in either mode.")
+        return "neither", _("Neither keeps up: no worker count up to {most:,} reaches the "
+                            "peak in either mode.").format(most=MAX_WORKERS)
     if s.collective_workers is None:
-        return "ps", (f"PS: {s.ps_workers:,} workers and {s.ps_servers:,} servers keep up; "
-                      "the collective cannot reach the peak with any number of GPUs (the "
-                      "busiest GPU's alltoall caps it).")
+        return "ps", _("PS: {workers:,} workers and {servers:,} servers keep up; the "
+                       "collective cannot reach the peak with any number of GPUs (the "
+                       "busiest GPU's alltoall caps it).").format(workers=s.ps_workers,
+                                                                  servers=s.ps_servers)
     coll_w = s.collective_workers
     if s.ps_workers is None:
-        return "collective", (f"Collective: {coll_w:,} GPUs keep up; the PS does not with "
-                              f"up to {MAX_WORKERS:,} workers.")
+        return "collective", _("Collective: {gpus:,} GPUs keep up; the PS does not with up to "
+                               "{most:,} workers.").format(gpus=coll_w, most=MAX_WORKERS)
     ps_w = s.ps_workers
     if coll_w <= ps_w:
-        return "collective", (f"Collective: {coll_w:,} GPUs keep up against the PS's "
-                              f"{ps_w:,} GPUs plus {s.ps_servers:,} servers, synchronously "
-                              "(no staleness).")
+        return "collective", _("Collective: {gpus:,} GPUs keep up against the PS's "
+                               "{ps_gpus:,} GPUs plus {servers:,} servers, synchronously (no "
+                               "staleness).").format(gpus=coll_w, ps_gpus=ps_w,
+                                                     servers=s.ps_servers)
     memory = s.collective_keep_up is not None and s.min_gpus > s.collective_keep_up
-    because = (f"{coll_w:,} GPUs, {coll_w - int(s.collective_keep_up or 0):,} of them "
-               "only to hold the tables in HBM" if memory else f"{coll_w:,} GPUs")
-    price = (f"the price is a staleness of about {ps_staleness:,.0f} updates" if ps_staleness
-             else "synchronous, every step waits for the slowest worker")
-    return "ps", (f"PS: {ps_w:,} GPUs plus {s.ps_servers:,} servers keep up, where the "
-                  f"collective needs {because}; {price}.")
+    because = (_("{gpus:,} GPUs, {extra:,} of them only to hold the tables in HBM") if memory
+               else _("{gpus:,} GPUs")).format(
+        gpus=coll_w, extra=coll_w - int(s.collective_keep_up or 0))
+    price = (_("the price is a staleness of about {updates:,.0f} updates").format(
+        updates=ps_staleness) if ps_staleness
+             else _("synchronous, every step waits for the slowest worker"))
+    return "ps", _("PS: {gpus:,} GPUs plus {servers:,} servers keep up, where the collective "
+                   "needs {because}; {price}.").format(gpus=ps_w, servers=s.ps_servers,
+                                                       because=because, price=price)

@@ -36,6 +36,8 @@ import math
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from calculators.core.i18n import N_
+
 if TYPE_CHECKING:
     from calculators.formulas.sparse.zipf import Zipf
 
@@ -77,7 +79,7 @@ class Storage:
 class TierLoad:
     """One tier's share of the lookups, what it moves per second, and how busy it is."""
 
-    name: str
+    name: str  # a key (embedding_tiers looks it up): translated where it is shown
     rows: float  # rows it holds
     lookup_share: float
     bytes_per_s: float  # what it must move (reads + writes)
@@ -135,9 +137,9 @@ def tier_plan(zipf: Zipf, storage: Storage, policy: str, lookups_per_s: float,
     loads = (
         TierLoad("HBM", hbm_rows, h1, hbm_bytes, storage.hbm_bandwidth,
                  hbm_bytes / storage.hbm_bandwidth),
-        TierLoad("host-GPU link (one direction)", 0.0, h2 + h3, link_bytes,
+        TierLoad(N_("host-GPU link (one direction)"), 0.0, h2 + h3, link_bytes,
                  storage.link_bandwidth, link_bytes / storage.link_bandwidth),
-        TierLoad("host DRAM", dram_rows, h2, dram_bytes, storage.dram_bandwidth,
+        TierLoad(N_("host DRAM"), dram_rows, h2, dram_bytes, storage.dram_bandwidth,
                  dram_bytes / storage.dram_bandwidth),
         TierLoad("SSD", ssd_rows, h3, ssd_bytes, ssd_mix_bandwidth,
                  ssd_bytes / ssd_mix_bandwidth),

@@ -6,6 +6,7 @@
 // node rewritten with the same text is restyled and laid out again by the browser on
 // the main thread (make bench: recompute p50 6.1 -> 3.8 ms with the busy delay below).
 
+import { t } from "./language.js";
 const SVG_NS = "http://www.w3.org/2000/svg";
 
 export function setText(el, text) {
@@ -110,7 +111,7 @@ export function openPhoneFold(widget, open) {
   if (!form || !button) return;
   form.toggleAttribute("data-phone-open", open);
   button.setAttribute("aria-expanded", String(open));
-  setText(button, open ? "Show fewer inputs" : button.dataset.moreLabel);
+  setText(button, open ? t("Show fewer inputs") : button.dataset.moreLabel);
 }
 
 export function showError(widget, error) {
@@ -132,11 +133,12 @@ export function showError(widget, error) {
     );
     if (echo) setText(echo, "");
     const field = slot.closest("[data-field]");
-    const where = field && field.hidden ? " (an input of another mode, now hidden)" : "";
-    setStatus(widget, `Check ${labelOf(widget, name)}${where}: the results shown are from ` +
-      "the last valid inputs.");
+    const label = labelOf(widget, name);
+    setStatus(widget, field && field.hidden
+      ? t("Check {label} (an input of another mode, now hidden): the results shown are from the last valid inputs.", { label })
+      : t("Check {label}: the results shown are from the last valid inputs.", { label }));
   } else {
-    setStatus(widget, `${message} The results shown are from the last valid inputs.`);
+    setStatus(widget, t("{message} The results shown are from the last valid inputs.", { message }));
   }
   widget.classList.add("bm-stale");
   setState(widget, "error");
@@ -212,7 +214,7 @@ export function buildTable(holder, table) {
   // A table wider than a phone scrolls in its box, which keyboard users must reach.
   holder.tabIndex = 0;
   holder.setAttribute("role", "region");
-  holder.setAttribute("aria-label", table.caption || "Details");
+  holder.setAttribute("aria-label", table.caption || t("Details"));
   const el = document.createElement("table");
   el.className = "bm-table";
   const shown = captionAbove(el, table.caption);
@@ -320,8 +322,7 @@ export function markSilent(widget, name, silent) {
   const note = document.createElement("small");
   note.className = "bm-silent";
   note.dataset.silentFor = name;
-  note.textContent = "No result changed: with the other inputs as they are, this one does " +
-    "not decide the answer.";
+  note.textContent = t("No result changed: with the other inputs as they are, this one does not decide the answer.");
   const help = field.querySelector("[data-help]");
   if (help) help.before(note);
   else field.append(note);
@@ -350,6 +351,6 @@ export function applyResult(widget, result) {
   clearErrors(widget);
   if (widget.classList.contains("bm-stale")) widget.classList.remove("bm-stale");
   if (performance.getEntriesByName("bm:first-live").length === 0) performance.mark("bm:first-live");
-  setStatus(widget, "Live: recomputed in your browser.");
+  setStatus(widget, t("Live: recomputed in your browser."));
   setState(widget, "ready");
 }

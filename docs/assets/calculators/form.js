@@ -9,6 +9,7 @@
 // default (or the first option that applies) and says so. A choice never leads to an
 // error the reader did not make.
 
+import { t } from "./language.js";
 import { labelOf, readInputs, setText, writeInputs } from "./dom.js";
 
 function holds(dataset, values) {
@@ -44,8 +45,10 @@ export function applyConditions(widget) {
       if (!next) continue;
       select.value = next.value;
       values[select.name] = next.value;
-      changes.push(`${labelOf(widget, select.name)} is now ${optionLabel(next)}: ` +
-        `${optionLabel(chosen)} applies ${chosen.dataset.whyNot}.`);
+      changes.push(t("{label} is now {next}: {chosen} applies {why}.", {
+        label: labelOf(widget, select.name), next: optionLabel(next), chosen: optionLabel(chosen),
+        why: chosen.dataset.whyNot,
+      }));
     }
   }
   for (const field of widget.querySelectorAll("[data-field][data-when-input]")) {
@@ -68,8 +71,11 @@ const FOLDED_ID = "__widget__"; // stands for the widget's id in the copy
 const folding = new WeakMap(); // widget -> promise of the added inputs
 let foldedFile = null;
 
+// The page's language picks the data file: presets.json, presets.zh.json (one copy of
+// each per language for the whole site, beside this script).
 function fetchJson(name) {
-  return fetch(new URL(`./${name}`, import.meta.url)).then((response) => {
+  const lang = document.documentElement.lang.startsWith("zh") ? ".zh" : "";
+  return fetch(new URL(`./${name.replace(".json", `${lang}.json`)}`, import.meta.url)).then((response) => {
     if (!response.ok) throw new Error(`${name}: HTTP ${response.status}`);
     return response.json();
   });
@@ -177,7 +183,7 @@ export function bindPresets(widget, onApplied) {
     if (select.value !== id) return; // another choice came in while the file loaded
     if (!found) {
       setText(widget.querySelector("[data-preset-applied]"),
-        "This configuration could not be loaded; the inputs were not changed.");
+        t("This configuration could not be loaded; the inputs were not changed."));
       return;
     }
     const preset = { kind: found.kind, label: found.label, source: found.source, texts: found.texts };
@@ -203,7 +209,7 @@ export function bindConfig(widget, ask, onApplied) {
   const line = box.querySelector("[data-config-applied]");
   box.querySelector("[data-config-apply]").addEventListener("click", async () => {
     const text = area.value;
-    setText(line, "Reading the configuration…");
+    setText(line, t("Reading the configuration…"));
     let answer;
     try {
       [answer] = await Promise.all([ask("config", { calc: widget.dataset.calc, config: text }),
@@ -213,17 +219,18 @@ export function bindConfig(widget, ask, onApplied) {
     }
     if (area.value !== text) return; // edited while it was read: the next click reads it
     if (!answer || !answer.ok) {
-      const why = answer ? answer.error.message : "the live runtime is unavailable";
-      setText(line, `Not applied: ${why}. The inputs were not changed.`);
+      const why = answer ? answer.error.message : t("the live runtime is unavailable");
+      setText(line, t("Not applied: {why}. The inputs were not changed.", { why }));
       return;
     }
     writeInputs(widget, answer.texts);
     const preset = { kind: answer.kind, label: answer.name, source: "config.json", texts: answer.texts };
     applied.set(widget, [...(applied.get(widget) || []).filter((p) => p.kind !== preset.kind), preset]);
     describePresets(widget);
-    const defaults = answer.defaults.length
-      ? ` Not in the file, so the family's defaults: ${answer.defaults.join(", ")}.` : "";
-    setText(line, `${answer.name}: read ${answer.used.join(", ")}.${defaults}`);
+    const read = t("{name}: read {used}.", { name: answer.name, used: answer.used.join(", ") });
+    const defaults = t("Not in the file, so the family's defaults: {defaults}.",
+      { defaults: answer.defaults.join(", ") });
+    setText(line, answer.defaults.length ? `${read} ${defaults}` : read);
     onApplied();
   });
 }

@@ -6,6 +6,7 @@
 // main thread never runs Python, so the page never freezes.
 
 import "./abbr.js";
+import { t } from "./language.js";
 import { ask, onRuntime, Runaway, runtimeFailure, runtimeState, startRuntime } from "./runtime.js";
 import {
   applyResult, clearErrors, openPhoneFold, differsFromExample, exampleInputs, labelOf, markSilent,
@@ -20,7 +21,7 @@ import { bindTaken, refreshTaken } from "./takes.js";
 import { onReveal, revealAll, revealAround, revealTarget, stopRevealing } from "./reveal.js";
 
 const DEBOUNCE_MS = 120;
-const LIVE_IDLE = "Live: change any input to recompute in your browser.";
+const LIVE_IDLE = () => t("Live: change any input to recompute in your browser.");
 const REMEMBER_MS = 300;
 const widgetState = new WeakMap();
 const restoredPages = new WeakSet(); // the first widget of each page whose link was read
@@ -60,8 +61,7 @@ function allWidgets() {
 function unavailable(widget) {
   widget.dataset.runtime = "failed";
   if (differsFromExample(widget)) widget.classList.add("bm-stale");
-  setStatus(widget, `Live recomputation is unavailable in this browser (${runtimeFailure()}). ` +
-    "The numbers shown were computed when the page was built, for the example inputs.");
+  setStatus(widget, t("Live recomputation is unavailable in this browser ({why}). The numbers shown were computed when the page was built, for the example inputs.", { why: runtimeFailure() }));
   setState(widget, "error");
 }
 
@@ -72,10 +72,9 @@ let downloadBytes = null;
 /** The status while the runtime loads: what it costs, said before the reader waits. */
 function loadingWords() {
   const bytes = downloadBytes;
-  const size = bytes ? ` (up to ${(bytes / 1e6).toFixed(1)} MB the first time, then ` +
-    "cached)" : "";
-  return `Loading the live runtime in the background${size}; the numbers shown are the ` +
-    "build's until it is ready.";
+  return bytes
+    ? t("Loading the live runtime in the background (up to {mb} MB the first time, then cached); the numbers shown are the build's until it is ready.", { mb: (bytes / 1e6).toFixed(1) })
+    : t("Loading the live runtime in the background; the numbers shown are the build's until it is ready.");
 }
 
 async function compute(widget) {
@@ -130,7 +129,7 @@ async function compute(widget) {
     markSilent(widget, entry.edited, before === resultSnapshot(widget));
     entry.edited = null;
     if (entry.moved) {
-      setStatus(widget, `Live: recomputed. ${entry.moved}`);
+      setStatus(widget, t("Live: recomputed. {moved}", { moved: entry.moved }));
       entry.moved = "";
     }
     if (entry.baseline) renderComparison(widget, entry.baseline);
@@ -150,7 +149,7 @@ function onEditedField(widget, entry, error) {
   if (!error.together || !edited || edited === error.input) return error;
   if (!widget.querySelector(`form [name="${CSS.escape(edited)}"]`)) return error;
   const other = labelOf(widget, String(error.input || ""));
-  return { ...error, input: edited, message: `Does not go with ${other}: ${error.message}` };
+  return { ...error, input: edited, message: t("Does not go with {other}: {message}", { other, message: error.message }) };
 }
 
 // What the reader typed, in the address bar (see form.js): Back and Forward restore it.
@@ -202,7 +201,8 @@ function refuseChoice(widget, choice, error) {
   option.dataset.label = label;
   option.dataset.refused = "";
   option.disabled = true;
-  option.textContent = `${label} (not with these inputs: ${error.message || "refused"})`;
+  const why = error.message || t("refused");
+  option.textContent = t("{label} (not with these inputs: {why})", { label, why });
   select.value = choice.previous;
   conditionsChanged(widget);
   const kept = select.selectedOptions[0] ? select.selectedOptions[0].textContent : choice.previous;
@@ -340,7 +340,7 @@ function bind(widget) {
     widget.dataset.runtime = "ready";
     if (differsFromExample(widget)) compute(widget);
     else {
-      setStatus(widget, LIVE_IDLE);
+      setStatus(widget, LIVE_IDLE());
       setState(widget, "ready");
     }
   } else if (state === "failed") {
@@ -366,7 +366,7 @@ onRuntime((state, detail) => {
     if (entryOf(widget).stopped || widget.dataset.state !== "static") continue;
     if (differsFromExample(widget)) compute(widget);
     else {
-      setStatus(widget, LIVE_IDLE);
+      setStatus(widget, LIVE_IDLE());
       setState(widget, "ready");
     }
   }
@@ -483,7 +483,7 @@ document.addEventListener("click", (event) => {
 // The theme's search box is a dialog without a name (axe: aria-dialog-name); it stays
 // in the page across instant navigation, so naming it once is enough.
 const search = document.querySelector(".md-search[role='dialog']:not([aria-label])");
-if (search) search.setAttribute("aria-label", "Search");
+if (search) search.setAttribute("aria-label", t("Search"));
 
 // A widget a lazy block brings in later (reveal.js) is bound then.
 onReveal((element) => {

@@ -3,6 +3,7 @@
 // Every call has a watchdog: a call that never answers ends the worker, which is then
 // restarted, so one runaway input cannot leave the calculators dead.
 
+import { pageLanguage, t } from "./language.js";
 const WORKER_URL = new URL("./worker.js", import.meta.url);
 export const WATCHDOG_MS = window.__bmWatchdogMs || 10000;
 const LOAD_TIMEOUT_MS = 60000;
@@ -122,8 +123,7 @@ function runaway(id) {
   if (runtime.worker) runtime.worker.terminate();
   runtime.worker = null;
   runtime.state = "idle";
-  call.reject(new Runaway(`This computation ran for more than ${WATCHDOG_MS / 1000} s and was ` +
-    "stopped; the live runtime is restarting. Try smaller inputs."));
+  call.reject(new Runaway(t("This computation ran for more than {seconds} s and was stopped; the live runtime is restarting. Try smaller inputs.", { seconds: WATCHDOG_MS / 1000 })));
   emit("restarting");
   startRuntime();
   // Calls that were merely queued behind the runaway one are sent again.
@@ -142,9 +142,11 @@ function send(call) {
   }, call.reject);
 }
 
-/** Ask the calculators: op is compute | decode | encode | export | compare. */
+/** Ask the calculators: op is compute | decode | encode | export | compare. They answer
+ * in the page's language (notes, warnings, errors, tables); the numbers are the same. */
 export function ask(op, payload) {
+  const asked = { ...payload, lang: pageLanguage() };
   return new Promise((resolve, reject) => {
-    send({ op, payload: JSON.stringify(payload), resolve, reject, watchdog: 0 });
+    send({ op, payload: JSON.stringify(asked), resolve, reject, watchdog: 0 });
   });
 }

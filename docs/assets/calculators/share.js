@@ -3,6 +3,7 @@
 // query is parsed by hand (no "+"-as-space surprises), sizes are capped, and every
 // value is validated by the calculators themselves before it reaches a field.
 
+import { t } from "./language.js";
 import { ask } from "./runtime.js";
 import {
   captionAbove, exampleInputs, readInputs, setState, setStatus, showNotices, writeInputs,
@@ -33,7 +34,7 @@ function parseQuery() {
   const notices = [];
   const query = location.search.slice(1);
   if (query.length > MAX_QUERY) {
-    notices.push(`The link's query is longer than ${MAX_QUERY} characters and was ignored.`);
+    notices.push(t("The link's query is longer than {max} characters and was ignored.", { max: MAX_QUERY }));
     return { entries, notices };
   }
   for (const part of query.split("&")) {
@@ -43,7 +44,7 @@ function parseQuery() {
     try {
       key = decodeURIComponent(eq < 0 ? part : part.slice(0, eq));
     } catch {
-      notices.push("Ignored a malformed part of the link.");
+      notices.push(t("Ignored a malformed part of the link."));
       continue;
     }
     if (!entries.has(key)) entries.set(key, []);
@@ -64,13 +65,13 @@ export async function restoreFromLink(widgets, onRestored) {
       if (key === undefined) continue;
       used.add(key + suffix);
       const values = entries.get(key + suffix);
-      const local = values.length > 1 ? [`Ignored a repeated ${key + suffix} in the link (the first is used).`] : [];
+      const local = values.length > 1 ? [t("Ignored a repeated {key} in the link (the first is used).", { key: key + suffix })] : [];
       jobs.push({ widget, baseline: suffix === ".base", state: values[0], local });
     }
   }
   for (const key of entries.keys()) {
     if (!used.has(key) && !THEME_KEYS.has(key)) {
-      notices.push(`Ignored "${key.slice(0, 40)}" in the link: no calculator on this page is called so.`);
+      notices.push(t("Ignored \"{key}\" in the link: no calculator on this page is called so.", { key: key.slice(0, 40) }));
     }
   }
   if (notices.length && widgets.length) showNotices(widgets[0], notices);
@@ -79,7 +80,7 @@ export async function restoreFromLink(widgets, onRestored) {
   for (const job of jobs) {
     if (job.baseline) continue;
     setState(job.widget, "loading");
-    setStatus(job.widget, "Restoring the inputs from the link…");
+    setStatus(job.widget, t("Restoring the inputs from the link…"));
   }
   for (const job of jobs) {
     const answer = await ask("decode", { calc: job.widget.dataset.calc, state: job.state.slice(0, MAX_QUERY) });
@@ -91,7 +92,7 @@ export async function restoreFromLink(widgets, onRestored) {
     } else {
       // The link may set a folded input: add them first.
       await addFoldedInputs(job.widget).catch(() => showNotices(job.widget, [
-        "The folded inputs could not be loaded: the link's values for them are not applied."]));
+        t("The folded inputs could not be loaded: the link's values for them are not applied.")]));
       writeInputs(job.widget, inputs);
       onRestored(job.widget, {});
     }
@@ -155,7 +156,7 @@ async function copyText(widget, what, textPromise) {
   } catch (err) {
     if (status) {
       status.textContent = err instanceof CopyRefused ? err.message
-        : "Nothing was copied: the live runtime is unavailable.";
+        : t("Nothing was copied: the live runtime is unavailable.");
     }
     if (err instanceof CopyRefused) return;
     throw err;
@@ -180,16 +181,16 @@ async function copyText(widget, what, textPromise) {
   }
   if (!copied) copied = copyWithExecCommand(text);
   if (copied) {
-    if (status) status.textContent = `${what} copied.`;
+    if (status) status.textContent = t("{what} copied.", { what });
     if (box) box.hidden = true;
   } else {
     // Said, never silent: the status line is a live region, and the text is shown,
     // selected, for a manual copy.
-    const why = reason === "NotAllowedError" ? "the browser did not allow it"
-      : "the clipboard is not available here";
+    const why = reason === "NotAllowedError" ? t("the browser did not allow it")
+      : t("the clipboard is not available here");
     if (status) {
-      status.textContent = `Could not copy the ${what.toLowerCase()} (${why}): ` +
-        "copy it from the box below (Ctrl+C, or ⌘C).";
+      status.textContent = t("Could not copy the {what} ({why}): copy it from the box below (Ctrl+C, or ⌘C).",
+        { what: what.toLowerCase(), why });
     }
     if (box) {
       box.hidden = false;
@@ -231,14 +232,14 @@ export function runAction(widget, action, baseline) {
       return link;
     });
     // Say what the link carries: this widget's inputs only, not the page's other widgets.
-    const what = baseline ? "Link (this calculator's inputs and its pinned baseline)"
-      : "Link (this calculator's inputs only)";
+    const what = baseline ? t("Link (this calculator's inputs and its pinned baseline)")
+      : t("Link (this calculator's inputs only)");
     return copyText(widget, what, url);
   }
   if (["markdown", "csv", "json", "command"].includes(action)) {
     const names = {
-      markdown: "Design-review Markdown", csv: "Design-review CSV", json: "JSON",
-      command: "Command line",
+      markdown: t("Design-review Markdown"), csv: t("Design-review CSV"), json: "JSON",
+      command: t("Command line"),
     };
     // The review carries the link and the baseline comparison (calculators.core.review).
     const text = (action === "command" ? Promise.resolve(null) : linkFor(widget, baseline))
@@ -268,9 +269,9 @@ export async function renderComparison(widget, baseline) {
   if (!answer.ok) return;
   const table = document.createElement("table");
   table.className = "bm-table";
-  const shown = captionAbove(table, "Pinned baseline against the current inputs");
+  const shown = captionAbove(table, t("Pinned baseline against the current inputs"));
   const head = table.createTHead().insertRow();
-  for (const title of ["Output", "Baseline", "Current", "Change", "Change %"]) {
+  for (const title of [t("Output"), t("Baseline"), t("Current"), t("Change"), t("Change %")]) {
     const th = document.createElement("th");
     th.scope = "col";
     th.textContent = title;

@@ -4,6 +4,7 @@
 // may have sized the fabric on purpose for another count); when the two disagree, a
 // button beside its note offers the count above, and one click takes it and recomputes.
 
+import { t } from "./language.js";
 function fieldOf(widget, name) {
   return widget.querySelector(`form [name="${CSS.escape(name)}"]`);
 }
@@ -27,7 +28,7 @@ function refresh(item) {
     // The output's raw text ("4096.0") as a reader would type it ("4096").
     const number = Number(raw);
     const shown = Number.isFinite(number) ? number.toLocaleString("en-US") : cell.textContent.trim();
-    const text = `${item.dataset.takesLabel}: use ${shown}`;
+    const text = t("{label}: use {value}", { label: item.dataset.takesLabel, value: shown });
     if (button.textContent !== text) button.textContent = text;
     button.dataset.value = Number.isFinite(number) ? String(number) : raw;
   }
