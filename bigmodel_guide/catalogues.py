@@ -43,21 +43,46 @@ PROJECT_DIR = PACKAGE_DIR.parent
 #: The widgets' scripts (their words marked with t()) and the build's templates (_()).
 SCRIPTS_DIR = PROJECT_DIR / "docs" / "assets" / "calculators"
 TEMPLATES_DIR = PROJECT_DIR / "templates"
-LOCALE_DIR = PACKAGE_DIR / "locale"
-TEMPLATE = LOCALE_DIR / f"{i18n.DOMAIN}.pot"
 TRANSLATED = tuple(lang for lang in i18n.LANGUAGES if lang != i18n.SOURCE_LANGUAGE)
 #: Fixed header dates and no line numbers, so that a catalogue changes only when a
 #: string does (not on every extraction or code edit).
 STAMP = datetime(2026, 12, 6, tzinfo=UTC)
-HEADER = "# The calculators' text, {language}: see bigmodel_guide/catalogues.py."
+HEADER = "# The {domain} text, {language}: see bigmodel_guide/catalogues.py."
 
 
-def po_path(lang: str) -> Path:
-    return LOCALE_DIR / lang / "LC_MESSAGES" / f"{i18n.DOMAIN}.po"
+@dataclass(frozen=True)
+class Domain:
+    """One catalogue: its name and where its template and translations live."""
+
+    name: str
+    locale_dir: Path
+
+    @property
+    def template_path(self) -> Path:
+        return self.locale_dir / f"{self.name}.pot"
+
+    def po_path(self, lang: str) -> Path:
+        return self.locale_dir / lang / "LC_MESSAGES" / f"{self.name}.po"
+
+    def mo_path(self, lang: str) -> Path:
+        return self.po_path(lang).with_suffix(".mo")
 
 
-def mo_path(lang: str) -> Path:
-    return po_path(lang).with_suffix(".mo")
+#: What the calculators show, natively and in the browser (shipped in the wheel).
+CALCULATORS = Domain(i18n.DOMAIN, PACKAGE_DIR / "locale")
+#: What only the build writes (the Validation and Hardware pages): kept out of the wheel,
+#: so that the browser never loads it (bigmodel_guide.site_text).
+SITE = Domain("site", PROJECT_DIR / "bigmodel_guide" / "locale")
+LOCALE_DIR = CALCULATORS.locale_dir
+TEMPLATE = CALCULATORS.template_path
+
+
+def po_path(lang: str, domain: Domain = CALCULATORS) -> Path:
+    return domain.po_path(lang)
+
+
+def mo_path(lang: str, domain: Domain = CALCULATORS) -> Path:
+    return domain.mo_path(lang)
 
 
 def declaration_strings(calc: Calculator) -> Iterator[tuple[str, str]]:
@@ -94,7 +119,7 @@ def _is_symbol(unit: str) -> bool:
 
 def template() -> Catalog:
     """Every English string the calculators show, with where each one comes from."""
-    catalog = _catalog(None)
+    catalog = new_catalog(None, CALCULATORS)
     for calc_id in calculators.REGISTRY:
         calc = calculators.REGISTRY[calc_id]
         for where, text in declaration_strings(calc):
@@ -130,17 +155,18 @@ def script_messages() -> list[str]:
     ) if isinstance(message, str) and message})
 
 
-def _catalog(lang: str | None) -> Catalog:
-    return Catalog(locale=lang, domain=i18n.DOMAIN, project="bigmodel-guide calculators",
-                   version="1", header_comment=HEADER.format(language=lang or "template"),
+def new_catalog(lang: str | None, domain: Domain) -> Catalog:
+    return Catalog(locale=lang, domain=domain.name, project=f"bigmodel-guide {domain.name}",
+                   version="1", header_comment=HEADER.format(
+                       domain=domain.name, language=lang or "template"),
                    creation_date=STAMP, revision_date=STAMP, fuzzy=False,
                    charset="utf-8", msgid_bugs_address="(the repository's issues)",
                    last_translator="bigmodel-guide", language_team="bigmodel-guide")
 
 
-def read(path: Path) -> Catalog:
+def read(path: Path, domain: Domain = CALCULATORS) -> Catalog:
     with path.open("rb") as handle:
-        return read_po(handle, domain=i18n.DOMAIN)
+        return read_po(handle, domain=domain.name)
 
 
 def po_bytes(catalog: Catalog) -> bytes:
@@ -156,10 +182,10 @@ def mo_bytes(catalog: Catalog) -> bytes:
     return buffer.getvalue()
 
 
-def updated(lang: str, fresh: Catalog) -> Catalog:
+def updated(lang: str, fresh: Catalog, domain: Domain = CALCULATORS) -> Catalog:
     """``lang``'s catalogue with ``fresh``'s strings: translations kept, new ones empty."""
-    path = po_path(lang)
-    catalog = read(path) if path.exists() else _catalog(lang)
+    path = domain.po_path(lang)
+    catalog = read(path, domain) if path.exists() else new_catalog(lang, domain)
     catalog.update(fresh, no_fuzzy_matching=True, update_header_comment=False,
                    update_creation_date=False)
     catalog.revision_date = STAMP
@@ -183,10 +209,10 @@ class Problem:
     what: str
 
 
-def problems(lang: str, fresh: Catalog) -> list[Problem]:
+def problems(lang: str, fresh: Catalog, domain: Domain = CALCULATORS) -> list[Problem]:
     """What keeps ``lang`` from showing every string: a string of the template missing
     from its catalogue or untranslated, or a translation whose placeholders differ."""
-    catalog = read(po_path(lang))
+    catalog = read(domain.po_path(lang), domain)
     found: list[Problem] = []
     for message in fresh:
         if not message.id:

@@ -6,13 +6,15 @@ named; so does a run that cannot be predicted."""
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import calculators
+from bigmodel_guide.site_text import site_
 from bigmodel_guide.validation_links import link_for
 from bigmodel_guide.validation_speed import speed_section
-from calculators.core import units
+from calculators.core import i18n, units
 from published_checks import Outcome, all_checks, run, speed
 from published_checks import kernels as kernel_checks
 
@@ -26,6 +28,8 @@ if TYPE_CHECKING:
 
 VALIDATION_PATH = "reference/validation.md"
 VALIDATION_TEMPLATE = "calculator/validation.md"
+#: A heading's attribute list (``{ #anchor }``), which the page's own headings replace.
+ATTRIBUTES = re.compile(r"\s*\{\s*#[^}]*\}\s*$")
 
 
 class CheckFailedError(Exception):
@@ -73,15 +77,15 @@ def _format_formula(unit: str, value: float) -> str:
 
 
 def _tolerance(check: Check) -> str:
-    return "exact" if check.rel_tol < 1e-6 else f"±{100 * check.rel_tol:.3g}%"
+    return site_("exact") if check.rel_tol < 1e-6 else f"±{100 * check.rel_tol:.3g}%"
 
 
 def _what(check: Check) -> str:
     if check.calculator is None:
-        return f"formula {check.formula_name}"
+        return site_("formula {name}").format(name=check.formula_name)
     calc = calculators.REGISTRY[check.calculator]
     out = next(o for o in calc.outputs if o.name == check.output)
-    return f"{calc.id}: {out.label}"
+    return f"{calc.id}: {i18n._(out.label)}"
 
 
 def rows() -> list[Row]:
@@ -102,13 +106,18 @@ def rows() -> list[Row]:
 
 
 def chapter_titles(docs_dir: Path, chapters: list[str]) -> dict[str, str]:
-    """Each chapter's first heading, for the page's section titles."""
+    """Each chapter's first heading, for the page's section titles, from the chapter in
+    the language being built (``compute.zh.md``) where there is one."""
     titles = {}
+    lang = i18n.current_language()
     for chapter in chapters:
         path = docs_dir / chapter
+        translated = path.with_suffix(f".{lang}.md")
+        if lang != i18n.SOURCE_LANGUAGE and translated.exists():
+            path = translated
         lines = path.read_text(encoding="utf-8").splitlines() if path.exists() else []
         heading = next((line[2:].strip() for line in lines if line.startswith("# ")), chapter)
-        titles[chapter] = heading
+        titles[chapter] = ATTRIBUTES.sub("", heading)  # a zh heading keeps its English anchor
     return titles
 
 
@@ -125,4 +134,4 @@ def validation_markdown(env: Environment, docs_dir: Path,
     return env.get_template(VALIDATION_TEMPLATE).render(
         rows=made, chapters=chapters, titles=chapter_titles(docs_dir, chapters),
         total=len(made), derived=sum(r.check.derived for r in made), speed=speeds,
-        kernel_anchor=f"check-{kernel_checks.CHECKS[0].id}")
+        kernel_anchor=f"check-{kernel_checks.CHECKS[0].id}", site_=site_)

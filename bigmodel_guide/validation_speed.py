@@ -17,9 +17,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 import calculators
+from bigmodel_guide.site_text import site_
 from bigmodel_guide.validation_links import link_for
 from calculators.catalogues.speed_validation import STEP_TIME_BAND
-from calculators.core import units
+from calculators.core import i18n, units
 from published_checks import speed
 
 if TYPE_CHECKING:
@@ -83,13 +84,13 @@ class SpeedRow:
     def measured_text(self) -> str:
         """The measured step to four figures: it is often a published number of
         seconds ("18.13 s per iteration"), which three figures would round."""
-        return f"{self.run.measured_step_s:.4g} s"
+        return site_("{seconds} s").format(seconds=f"{self.run.measured_step_s:.4g}")
 
     @property
     def derivation_text(self) -> str:
         """How the measured step comes from the published figure, as a sentence."""
-        text = self.run.derivation.strip()
-        return text[:1].upper() + text[1:] + ("" if text.endswith(".") else ".")
+        text = site_(self.run.derivation).strip()
+        return text[:1].upper() + text[1:] + ("" if text.endswith((".", "。")) else site_("."))
 
     @property
     def predicted_text(self) -> str:
@@ -124,7 +125,8 @@ class SpeedGroup:
 
     @property
     def within_text(self) -> str:
-        return f"{self.summary.within_10} of {self.summary.count}"
+        return site_("{within} of {count}").format(within=self.summary.within_10,
+                                                   count=self.summary.count)
 
 
 @dataclass(frozen=True)
@@ -159,17 +161,17 @@ def _settings(run: MeasuredRun) -> list[str]:
     calc = calculators.REGISTRY[run.calculator]
     made = []
     if inputs.get("micro_batch") is not None:
-        made.append(f"micro-batch {inputs['micro_batch']}")
+        made.append(site_("micro-batch {size}").format(size=inputs["micro_batch"]))
     if "schedule" in inputs:
         choice = next(c for c in calc.param("schedule").choices
                       if c.value == inputs["schedule"])
-        chunks = (f", {_input(run, 'virtual_stages')} chunks per GPU"
+        chunks = (site_(", {chunks} chunks per GPU").format(chunks=_input(run, "virtual_stages"))
                   if inputs["schedule"] == "interleaved" else "")
-        made.append(f"{choice.label}{chunks}")
+        made.append(f"{i18n._(choice.label)}{chunks}")
     if "recompute" in inputs:
-        made.append(f"recompute: {inputs['recompute']}")
+        made.append(site_("recompute: {how}").format(how=inputs["recompute"]))
     if inputs.get("sequence_parallel") is True:
-        made.append("sequence parallel")
+        made.append(site_("sequence parallel"))
     if inputs.get("zero_stage"):
         made.append(f"ZeRO-{inputs['zero_stage']}")
     return made
@@ -224,7 +226,7 @@ def speed_section(runs: tuple[MeasuredRun, ...] = speed.RUNS) -> SpeedSection:
     rows = tuple(SpeedRow(run, predicted[run.id], errors[run.id], link_for(run))
                  for run in runs)
     return SpeedSection(
-        rows=rows, overall=_group("All runs", list(rows)),
+        rows=rows, overall=_group(site_("All runs"), list(rows)),
         by_source=_groups(rows, lambda r: source_label(r.run)),
         by_accelerator=_groups(rows, lambda r: r.run.accelerator),
-        band=STEP_TIME_BAND.words())
+        band=i18n._(STEP_TIME_BAND.words()))

@@ -60,6 +60,8 @@ SECOND_PAGES = (
 READ_S = 5.0
 FIRST_LIVE_PAGE = ("/dense/", "#gpt3-parameters [name=layers]", "80")
 RECOMPUTE_PAGE = "/compute/"
+#: The Chinese edition's prefix: its pages are timed by the same flows.
+ZH = "/zh"
 NAVIGATE_AND_COMPUTE = """async ([href, sel]) => {
   // The widgets on screen now, held by reference: marking them (an attribute) would
   // make the page restyle them and add to what is measured.
@@ -166,7 +168,7 @@ def mark_ms(page: Any, name: str = FIRST_LIVE, timeout_s: float = 120.0) -> floa
     raise TimeoutError(f"no {name} mark within {timeout_s} s")
 
 
-def cold_run(playwright: Any, url: str, ours: bool) -> tuple[float, float]:
+def cold_run(playwright: Any, url: str, ours: bool, value: str = "70B") -> tuple[float, float]:
     """Fresh profile: navigation -> first live result; then a warm-cache reload."""
     with tempfile.TemporaryDirectory() as profile:
         context = playwright.chromium.launch_persistent_context(
@@ -177,25 +179,27 @@ def cold_run(playwright: Any, url: str, ours: bool) -> tuple[float, float]:
         for _ in range(2):  # cold, then warm HTTP cache in the same profile
             page.goto(url, wait_until="domcontentloaded")
             if ours:
-                page.fill(f"{WIDGET} [name=params]", "70B")
+                page.fill(f"{WIDGET} [name=params]", value)
             results.append(mark_ms(page))
         context.close()
     return results[0], results[1]
 
 
-def second_pages(playwright: Any, base: str, read_s: float = 0.0) -> dict[str, float]:
+def second_pages(playwright: Any, base: str, read_s: float = 0.0,
+                 edition: str = "") -> dict[str, float]:
     """A fresh browser: a first live result, then instant navigation to each second page.
 
     At once (the target's figure), or after read_s seconds, as a reader reads the first
-    result. In the first seconds after the runtime starts, the browser compiles its
-    WebAssembly's hot functions again, optimised, in the background (about 1 s of one
-    core during these navigations, traced; the idle warm-up adds to it), so on a
-    two-core machine a navigation made at once competes with that compilation.
+    result; ``edition`` "/zh" runs the same flow in the Chinese edition. In the first
+    seconds after the runtime starts, the browser compiles its WebAssembly's hot functions
+    again, optimised, in the background (about 1 s of one core during these navigations,
+    traced; the idle warm-up adds to it), so on a two-core machine a navigation made at
+    once competes with that compilation.
     """
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
     page = browser.new_page(bypass_csp=True)
     path, field, value = FIRST_LIVE_PAGE
-    page.goto(base + path)
+    page.goto(base + edition + path)
     page.fill(field, value)
     mark_ms(page)
     time.sleep(read_s)
@@ -207,7 +211,8 @@ def second_pages(playwright: Any, base: str, read_s: float = 0.0) -> dict[str, f
     return by_page
 
 
-def recompute_latencies(playwright: Any, base: str, paced: bool) -> list[float]:
+def recompute_latencies(playwright: Any, base: str, paced: bool,
+                        edition: str = "") -> list[float]:
     """200 input changes on one widget, each timed inside the page to its live result.
 
     paced: each change waits for the frame that shows the last result, as every edit of a
@@ -220,7 +225,7 @@ def recompute_latencies(playwright: Any, base: str, paced: bool) -> list[float]:
     """
     browser = playwright.chromium.launch(executable_path=chromium_path(), args=CHROMIUM_ARGS)
     page = browser.new_page(bypass_csp=True)
-    page.goto(base + RECOMPUTE_PAGE)
+    page.goto(base + edition + RECOMPUTE_PAGE)
     page.fill(f"{WIDGET} [name=params]", "70B")
     mark_ms(page)
     latencies = page.evaluate(
@@ -253,6 +258,15 @@ def recompute_latencies(playwright: Any, base: str, paced: bool) -> list[float]:
     )
     browser.close()
     return sorted(float(x) for x in latencies)
+
+
+def site_bytes(site: Path) -> dict[str, int]:
+    """The built site's bytes, and those of the Chinese edition's own files (its pages,
+    search index and sitemaps: the runtime and assets are the English build's)."""
+    files = [p for p in site.rglob("*")
+             if p.is_file() and not p.is_relative_to(site / "bench-bare")]
+    return {"all": sum(p.stat().st_size for p in files),
+            "zh": sum(p.stat().st_size for p in files if p.is_relative_to(site / "zh"))}
 
 
 def percentile(ordered: list[float], share: float) -> float:
@@ -414,6 +428,30 @@ def spread(values: list[float]) -> dict[str, float]:
     return {"median": statistics.median(values), "min": min(values), "max": max(values)}
 
 
+def cold_runs(playwright: Any, base: str) -> dict[str, list[float]]:
+    """RUNS cold first live results of ours (and its warm reload), the bare runtime's and
+    the Chinese edition's, interleaved so that all see the same machine load."""
+    found: dict[str, list[float]] = {"ours": [], "warm": [], "bare": [], "zh": []}
+    for _ in range(RUNS):
+        ours_cold, ours_warm = cold_run(playwright, base + PAGE, ours=True)
+        found["ours"].append(ours_cold)
+        found["warm"].append(ours_warm)
+        found["bare"].append(cold_run(playwright, base + "/bench-bare/", ours=False)[0])
+        found["zh"].append(cold_run(playwright, base + ZH + PAGE, ours=True, value="700 亿")[0])
+    return found
+
+
+def navigation_runs(playwright: Any, base: str) -> dict[str, list[dict[str, float]]]:
+    """NAV_RUNS sessions of the second-page flow: at once, after reading, and in the
+    Chinese edition, interleaved."""
+    found: dict[str, list[dict[str, float]]] = {"now": [], "read": [], "zh": []}
+    for _ in range(NAV_RUNS):
+        found["now"].append(second_pages(playwright, base))
+        found["read"].append(second_pages(playwright, base, read_s=READ_S))
+        found["zh"].append(second_pages(playwright, base, edition=ZH))
+    return found
+
+
 def main() -> int:
     if chromium_path() is None:
         print("chromium is missing: run `make bench` as root to install it", file=sys.stderr)
@@ -431,24 +469,16 @@ def main() -> int:
     (bare / "index.html").write_text(BARE_HTML)
     (bare / "bare.js").write_text(BARE_MAIN)
     (bare / "worker.js").write_text(BARE_WORKER)
-    cold: list[float] = []
-    warm: list[float] = []
-    bare_cold: list[float] = []
     with sync_playwright() as playwright:
-        for _ in range(RUNS):  # interleaved, so both see the same machine load
-            ours_cold, ours_warm = cold_run(playwright, base + PAGE, ours=True)
-            bare_first, _ = cold_run(playwright, base + "/bench-bare/", ours=False)
-            cold.append(ours_cold)
-            warm.append(ours_warm)
-            bare_cold.append(bare_first)
-        second_runs: list[dict[str, float]] = []
-        second_runs_read: list[dict[str, float]] = []
-        for _ in range(NAV_RUNS):  # interleaved, as above
-            second_runs.append(second_pages(playwright, base))
-            second_runs_read.append(second_pages(playwright, base, read_s=READ_S))
+        colds = cold_runs(playwright, base)
+        navs = navigation_runs(playwright, base)
         latencies = recompute_latencies(playwright, base, paced=True)
         back_to_back = recompute_latencies(playwright, base, paced=False)
+        zh_latencies = recompute_latencies(playwright, base, paced=True, edition=ZH)
         before, after, runtime_before = transfer(playwright, base, sent)
+    cold, warm, bare_cold, zh_cold = colds["ours"], colds["warm"], colds["bare"], colds["zh"]
+    second_runs, second_runs_read, zh_second_runs = navs["now"], navs["read"], navs["zh"]
+    sizes = site_bytes(site)
     server.shutdown()
     headline = SECOND_PAGES[0][0]
     figures: dict[str, Any] = {
@@ -466,6 +496,17 @@ def main() -> int:
         "second_page_live_ms_after_reading_by_page": {
             href: spread([run[href] for run in second_runs_read]) for href, _ in SECOND_PAGES
         },
+        # The Chinese edition: the same flows on its pages (same runtime, zh catalogue).
+        "zh_cold_live_ms": statistics.median(zh_cold),
+        "zh_cold_ratio_vs_bare": statistics.median(zh_cold) / statistics.median(bare_cold),
+        "zh_second_page_live_ms_by_page": {
+            href: spread([run[href] for run in zh_second_runs]) for href, _ in SECOND_PAGES
+        },
+        "zh_recompute_p50_ms": percentile(zh_latencies, 0.5),
+        "zh_recompute_p95_ms": percentile(zh_latencies, 0.95),
+        "site_bytes": sizes["all"],
+        "site_bytes_zh_pages": sizes["zh"],
+        "site_bytes_without_zh": sizes["all"] - sizes["zh"],
         "recompute_p50_ms": percentile(latencies, 0.5),
         "recompute_p95_ms": percentile(latencies, 0.95),
         "recompute_back_to_back_p50_ms": percentile(back_to_back, 0.5),
@@ -489,6 +530,7 @@ def main() -> int:
     out_dir.mkdir(exist_ok=True)
     out = out_dir / f"bench-{time.strftime('%Y%m%dT%H%M%S')}.json"
     slowest_page = max(p["median"] for p in figures["second_page_live_ms_by_page"].values())
+    zh_slowest = max(p["median"] for p in figures["zh_second_page_live_ms_by_page"].values())
     figures["targets"] = {
         name: {"at_most": limit, "measured": figures[name], "met": figures[name] <= limit}
         for name, limit in TARGETS.items()
@@ -511,6 +553,18 @@ def main() -> int:
             "at_most": TARGETS["second_page_live_ms"], "measured": slowest_page,
             "met": slowest_page <= TARGETS["second_page_live_ms"],
         },
+        "zh_cold_ratio_vs_bare": {
+            "at_most": TARGETS["cold_ratio_vs_bare"], "measured": figures["zh_cold_ratio_vs_bare"],
+            "met": figures["zh_cold_ratio_vs_bare"] <= TARGETS["cold_ratio_vs_bare"],
+        },
+        "zh_second_page_live_ms_slowest_page": {
+            "at_most": TARGETS["second_page_live_ms"], "measured": zh_slowest,
+            "met": zh_slowest <= TARGETS["second_page_live_ms"],
+        },
+        "zh_recompute_p95_ms": {
+            "at_most": TARGETS["recompute_p95_ms"], "measured": figures["zh_recompute_p95_ms"],
+            "met": figures["zh_recompute_p95_ms"] <= TARGETS["recompute_p95_ms"],
+        },
         "runtime_bytes_before_interaction": {
             "at_most": 0, "measured": runtime_before, "met": runtime_before == 0,
         },
@@ -522,10 +576,12 @@ def main() -> int:
     read_pages = figures["second_page_live_ms_after_reading_by_page"]
     for href, by_page in figures["second_page_live_ms_by_page"].items():
         read = read_pages[href]
+        zh = figures["zh_second_page_live_ms_by_page"][href]
         print(
             f"{'second page ' + href:<34} {by_page['median']:,.1f} "
             f"({by_page['min']:,.1f}-{by_page['max']:,.1f}); after {READ_S:g} s "
-            f"{read['median']:,.1f} ({read['min']:,.1f}-{read['max']:,.1f})"
+            f"{read['median']:,.1f} ({read['min']:,.1f}-{read['max']:,.1f}); "
+            f"zh {zh['median']:,.1f} ({zh['min']:,.1f}-{zh['max']:,.1f})"
         )
     for name, target in figures["targets"].items():
         verdict = "met" if target["met"] else "MISSED"

@@ -1,11 +1,14 @@
-"""Keep the calculators' message catalogues in step with the code.
+"""Keep the message catalogues in step with the code.
 
     python scripts/catalogues.py update   # extract (Babel), merge into each .po, compile .mo
     python scripts/catalogues.py check    # list strings without a translation; exit 1 if any
     python scripts/catalogues.py merge F  # fill empty entries from F, JSON {english: zh}
 
-Translators edit ``calculators/locale/<lang>/LC_MESSAGES/calculators.po`` and run
-``update``, which also writes the ``.mo`` the calculators read (natively and in Pyodide).
+Two catalogues: the calculators' (``calculators/locale/<lang>/LC_MESSAGES/calculators.po``,
+which the calculators read natively and in Pyodide) and the site's
+(``bigmodel_guide/locale/<lang>/LC_MESSAGES/site.po``: the Validation and Hardware
+pages, read by the build only). Translators edit a ``.po`` and run ``update``, which also
+writes its ``.mo``.
 """
 
 from __future__ import annotations
@@ -15,19 +18,21 @@ import sys
 from pathlib import Path
 
 from bigmodel_guide import catalogues
+from bigmodel_guide.site_text import CATALOGUES as DOMAINS
 
 
 def update() -> int:
-    fresh = catalogues.template()
-    catalogues.TEMPLATE.parent.mkdir(parents=True, exist_ok=True)
-    catalogues.TEMPLATE.write_bytes(catalogues.po_bytes(fresh))
-    for lang in catalogues.TRANSLATED:
-        catalog = catalogues.updated(lang, fresh)
-        catalogues.po_path(lang).parent.mkdir(parents=True, exist_ok=True)
-        catalogues.po_path(lang).write_bytes(catalogues.po_bytes(catalog))
-        catalogues.mo_path(lang).write_bytes(catalogues.mo_bytes(catalog))
-        missing = sum(1 for m in catalog if m.id and not m.string)
-        print(f"{lang}: {len(catalog)} strings, {missing} without a translation")
+    for domain, template in DOMAINS:
+        fresh = template()
+        domain.template_path.parent.mkdir(parents=True, exist_ok=True)
+        domain.template_path.write_bytes(catalogues.po_bytes(fresh))
+        for lang in catalogues.TRANSLATED:
+            catalog = catalogues.updated(lang, fresh, domain)
+            domain.po_path(lang).parent.mkdir(parents=True, exist_ok=True)
+            domain.po_path(lang).write_bytes(catalogues.po_bytes(catalog))
+            domain.mo_path(lang).write_bytes(catalogues.mo_bytes(catalog))
+            missing = sum(1 for m in catalog if m.id and not m.string)
+            print(f"{domain.name} {lang}: {len(catalog)} strings, {missing} without a translation")
     return 0
 
 
@@ -36,24 +41,25 @@ def merge(path: str) -> int:
     unit words); only empty entries are filled. Then compile."""
     table = json.loads(Path(path).read_text(encoding="utf-8"))
     lang = "zh"
-    catalog = catalogues.read(catalogues.po_path(lang))
-    filled = 0
-    for message in catalog:
-        if not message.id or message.string:
-            continue
-        key = f"{message.context}|{message.id}" if message.context else str(message.id)
-        if isinstance(table.get(key), str) and table[key].strip():
-            message.string = table[key]
-            filled += 1
-    catalogues.po_path(lang).write_bytes(catalogues.po_bytes(catalog))
-    catalogues.mo_path(lang).write_bytes(catalogues.mo_bytes(catalog))
-    print(f"{lang}: filled {filled} translations from {path}")
+    for domain, _template in DOMAINS:
+        catalog = catalogues.read(domain.po_path(lang), domain)
+        filled = 0
+        for message in catalog:
+            if not message.id or message.string:
+                continue
+            key = f"{message.context}|{message.id}" if message.context else str(message.id)
+            if isinstance(table.get(key), str) and table[key].strip():
+                message.string = table[key]
+                filled += 1
+        domain.po_path(lang).write_bytes(catalogues.po_bytes(catalog))
+        domain.mo_path(lang).write_bytes(catalogues.mo_bytes(catalog))
+        print(f"{domain.name} {lang}: filled {filled} translations from {path}")
     return 0
 
 
 def check() -> int:
-    fresh = catalogues.template()
-    found = [p for lang in catalogues.TRANSLATED for p in catalogues.problems(lang, fresh)]
+    found = [p for domain, template in DOMAINS for fresh in [template()]
+             for lang in catalogues.TRANSLATED for p in catalogues.problems(lang, fresh, domain)]
     for problem in found:
         print(f"{problem.lang}: {problem.what}: {problem.message[:100]!r}")
     print(f"{len(found)} problems")

@@ -5,6 +5,8 @@ English page, and the edition shares the English build's runtime instead of a co
 from __future__ import annotations
 
 import json
+import re
+from html.parser import HTMLParser
 from pathlib import Path
 
 import pytest
@@ -97,3 +99,52 @@ def test_each_edition_has_its_own_search_index(built_site: Path) -> None:
     text = " ".join(d["text"] for d in chinese["docs"])
     for term in ("显存", "流水线并行", "多打一"):
         assert term in text
+
+
+class _ReadableText(HTMLParser):
+    """The article's text a reader reads as prose: without code, links and citations
+    (sources are cited as published, in English, in both editions)."""
+
+    SKIPPED = frozenset({"code", "a", "cite", "script", "style", "pre"})
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inside = 0
+        self.skipping = 0
+        self.parts: list[str] = []
+
+    def handle_starttag(self, tag: str, _attrs: list[tuple[str, str | None]]) -> None:
+        self.inside += tag == "article"
+        self.skipping += tag in self.SKIPPED
+
+    def handle_endtag(self, tag: str) -> None:
+        self.inside -= tag == "article"
+        self.skipping -= tag in self.SKIPPED
+
+    def handle_data(self, data: str) -> None:
+        if self.inside and not self.skipping:
+            self.parts.append(data)
+
+
+#: Text quoted from a source, which stays as published.
+QUOTED = re.compile(r'"[^"]{0,300}"|“[^”]{0,300}”|‘[^’]{0,300}’|(?<![A-Za-z])\'[^\']{0,300}\'')
+#: Four lower-case English words in a row: prose left untranslated.
+ENGLISH_RUN = re.compile(r"\b[a-z]{2,}(?:[ -][a-z]{2,}){3,}\b")
+
+
+@pytest.mark.parametrize("page", ["reference/validation", "reference/hardware"])
+def test_the_generated_pages_are_in_chinese_with_the_same_rows(
+        built_site: Path, page: str) -> None:
+    """The Validation and Hardware pages are written by the build, from data: in the zh
+    edition their prose (claims, tolerances, derivations, sources' summaries, headers) is
+    Chinese, and they hold the same rows as the English pages."""
+    html = (built_site / "zh" / page / "index.html").read_text(encoding="utf-8")
+    reader = _ReadableText()
+    reader.feed(html)
+    text = QUOTED.sub("", " ".join(reader.parts))  # a source quoted in its own words
+    english = sorted(set(ENGLISH_RUN.findall(text)))
+    assert english == [], f"zh/{page}: English left: {english[:10]}"
+    assert len(re.findall(r"[\u4e00-\u9fff]", text)) > 1000
+    rows = re.compile(r'<tr id="((?:check|run)-[^"]+)"')
+    en_html = (built_site / page / "index.html").read_text(encoding="utf-8")
+    assert rows.findall(html) == rows.findall(en_html)
