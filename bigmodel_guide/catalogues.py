@@ -138,14 +138,22 @@ def template() -> Catalog:
         (SCRIPTS_DIR, [("**.js", "javascript")], {"t": None}),
     )
     for directory, method_map, keywords in sources:
-        for filename, lineno, message, _comments, _context in extract_from_dir(
-            directory, method_map=method_map, keywords=keywords,
-        ):
-            if isinstance(message, str) and message:
-                where = f"{directory.relative_to(PROJECT_DIR).as_posix()}/{filename}"
-                catalog.add(message, locations=[(where, lineno)],
-                            flags=("python-brace-format",) if "{" in message else ())
+        add_marked(catalog, directory, method_map, keywords)
     return catalog
+
+
+def add_marked(catalog: Catalog, directory: Path, method_map: list[tuple[str, str]],
+               keywords: dict[str, None]) -> None:
+    """Add to ``catalog`` the messages marked with ``keywords`` in ``directory``'s files
+    (Babel's extractors by ``method_map``), each with where it is; a brace template is
+    flagged, so that the tests compare its placeholders with its translation's."""
+    for filename, lineno, message, _comments, _context in extract_from_dir(
+        directory, method_map=method_map, keywords=keywords,
+    ):
+        if isinstance(message, str) and message:
+            where = f"{directory.relative_to(PROJECT_DIR).as_posix()}/{filename}"
+            catalog.add(message, locations=[(where, lineno)],
+                        flags=("python-brace-format",) if "{" in message else ())
 
 
 def script_messages() -> list[str]:

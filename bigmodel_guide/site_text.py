@@ -13,8 +13,6 @@ import gettext
 from functools import cache
 from typing import TYPE_CHECKING
 
-from babel.messages.extract import extract_from_dir
-
 from bigmodel_guide import catalogues
 from calculators.catalogues import hardware
 from calculators.core import i18n
@@ -80,13 +78,7 @@ def template() -> Catalog:
         (catalogues.TEMPLATES_DIR, [("**.md", "jinja2.ext:babel_extract")]),
     )
     for directory, method_map in sources:
-        for filename, lineno, message, _comments, _context in extract_from_dir(
-            directory, method_map=method_map, keywords=KEYWORDS,
-        ):
-            if isinstance(message, str) and message:
-                where = f"{directory.relative_to(catalogues.PROJECT_DIR).as_posix()}/{filename}"
-                catalog.add(message, locations=[(where, lineno)],
-                            flags=("python-brace-format",) if "{" in message else ())
+        catalogues.add_marked(catalog, directory, method_map, KEYWORDS)
     return catalog
 
 

@@ -260,6 +260,11 @@ def recompute_latencies(playwright: Any, base: str, paced: bool,
     return sorted(float(x) for x in latencies)
 
 
+def _target(name: str, measured: float) -> dict[str, Any]:
+    """A figure held to the limit ``TARGETS[name]``."""
+    return {"at_most": TARGETS[name], "measured": measured, "met": measured <= TARGETS[name]}
+
+
 def site_bytes(site: Path) -> dict[str, int]:
     """The built site's bytes, and those of the Chinese edition's own files (its pages,
     search index and sitemaps: the runtime and assets are the English build's)."""
@@ -553,18 +558,10 @@ def main() -> int:
             "at_most": TARGETS["second_page_live_ms"], "measured": slowest_page,
             "met": slowest_page <= TARGETS["second_page_live_ms"],
         },
-        "zh_cold_ratio_vs_bare": {
-            "at_most": TARGETS["cold_ratio_vs_bare"], "measured": figures["zh_cold_ratio_vs_bare"],
-            "met": figures["zh_cold_ratio_vs_bare"] <= TARGETS["cold_ratio_vs_bare"],
-        },
-        "zh_second_page_live_ms_slowest_page": {
-            "at_most": TARGETS["second_page_live_ms"], "measured": zh_slowest,
-            "met": zh_slowest <= TARGETS["second_page_live_ms"],
-        },
-        "zh_recompute_p95_ms": {
-            "at_most": TARGETS["recompute_p95_ms"], "measured": figures["zh_recompute_p95_ms"],
-            "met": figures["zh_recompute_p95_ms"] <= TARGETS["recompute_p95_ms"],
-        },
+        # The Chinese edition meets the same targets.
+        "zh_cold_ratio_vs_bare": _target("cold_ratio_vs_bare", figures["zh_cold_ratio_vs_bare"]),
+        "zh_second_page_live_ms_slowest_page": _target("second_page_live_ms", zh_slowest),
+        "zh_recompute_p95_ms": _target("recompute_p95_ms", figures["zh_recompute_p95_ms"]),
         "runtime_bytes_before_interaction": {
             "at_most": 0, "measured": runtime_before, "met": runtime_before == 0,
         },
