@@ -54,7 +54,7 @@ def merge(path: str) -> int:
         domain.po_path(lang).write_bytes(catalogues.po_bytes(catalog))
         domain.mo_path(lang).write_bytes(catalogues.mo_bytes(catalog))
         print(f"{domain.name} {lang}: filled {filled} translations from {path}")
-    return 0
+    return update()  # the .po as update writes it (with each string's locations)
 
 
 def check() -> int:
