@@ -171,20 +171,25 @@ def edition_pages(site_dir: Path, lang: str) -> list[str]:
 
 
 def write_sitemaps(site_dir: Path, site_url: str) -> None:
-    """One sitemap per edition (``sitemap.xml``, ``zh/sitemap.xml``), each listing every
-    page of its edition, generated pages included, with its counterpart in the other.
+    """The site's sitemap (``sitemap.xml``: every page of both editions) and the Chinese
+    edition's own (``zh/sitemap.xml``), each page with its counterpart in the other
+    edition; generated pages included (the i18n plugin's single sitemap lists only the
+    pages with a source file).
 
-    The theme's instant navigation reads the sitemap to know which links it may load
-    in place, and fetches each language's own from the language switch's links; the
-    i18n plugin's single sitemap lists only the pages with a source file."""
+    The theme's instant navigation loads in place only the links its sitemap lists, and
+    it reads the one at the site's root from the pages of both editions (their ``base``
+    is the root): a zh page missing from it is a full page load. The language switch's
+    links fetch each edition's own sitemap."""
     base = site_url.rstrip("/") + "/"
+    pages = {lang: edition_pages(site_dir, lang) for lang in i18n.LANGUAGES}
     for lang in i18n.LANGUAGES:
-        prefix = url_prefix(lang)
+        listed = ([(other, path) for other in i18n.LANGUAGES for path in pages[other]]
+                  if lang == i18n.SOURCE_LANGUAGE else [(lang, path) for path in pages[lang]])
         lines = ['<?xml version="1.0" encoding="UTF-8"?>',
                  '<urlset xmlns="http://www.sitemaps.org/schemas/sitemap/0.9" '
                  'xmlns:xhtml="http://www.w3.org/1999/xhtml">']
-        for path in edition_pages(site_dir, lang):
-            english = path[len(prefix):]
+        for page_lang, path in listed:
+            english = path[len(url_prefix(page_lang)):]
             lines.append(f"    <url>\n        <loc>{base}{path}</loc>")
             for other in i18n.LANGUAGES:
                 lines.append(f'        <xhtml:link rel="alternate" hreflang="{other}" '
@@ -192,6 +197,6 @@ def write_sitemaps(site_dir: Path, site_url: str) -> None:
             lines.append("    </url>")
         lines.append("</urlset>")
         text = "\n".join(lines) + "\n"
-        target = site_dir / prefix / "sitemap.xml"
+        target = site_dir / url_prefix(lang) / "sitemap.xml"
         target.write_text(text, encoding="utf-8")
         target.with_suffix(".xml.gz").write_bytes(gzip.compress(text.encode("utf-8"), mtime=0))

@@ -92,11 +92,36 @@ def test_the_switch_keeps_the_page_after_instant_navigation(
     is clicked, so it takes the reader to the page on screen, not the first one."""
     page, watch = watched_page
     page.goto(f"{site_url}/zh/")
+    page.evaluate("window.bmSamePage = true")
     page.click("a[href$='dense/']:visible >> nth=0")
     page.wait_for_url("**/zh/dense/", timeout=LIVE_MS)
+    assert page.evaluate("window.bmSamePage === true"), "a full load, not instant navigation"
     page.hover(".md-header .md-select")
     page.click(".md-select__link[hreflang='en']")
     page.wait_for_url(f"{site_url}/dense/", timeout=LIVE_MS)
+    watch.assert_clean()
+
+
+def test_navigation_in_the_zh_edition_is_instant_and_live(
+        site_url: str, watched_page: tuple[Page, Watch]) -> None:
+    """Instant navigation loads a zh page in place only if the sitemap it reads (the
+    site root's, for both editions) lists it: from a live zh chapter, the nav's link to
+    another stays in the same document, in Chinese, and its first widget recomputes."""
+    page, watch = watched_page
+    page.goto(f"{site_url}/zh/dense/")
+    page.fill("#gpt3-parameters [name=layers]", "80")
+    page.wait_for_selector('#gpt3-parameters[data-state="ready"]', timeout=LIVE_MS)
+    page.evaluate("window.bmSamePage = true")
+    page.click("a.md-nav__link[href$='/zh/compute/']:visible >> nth=0")
+    page.wait_for_url(f"{site_url}/zh/compute/", timeout=LIVE_MS)
+    assert page.evaluate("window.bmSamePage === true"), "a full load, not instant navigation"
+    assert page.get_attribute("html", "lang") == "zh"
+    page.fill(f"{WIDGET} [name=params]", "700 亿")
+    page.wait_for_selector(f'{WIDGET}[data-state="ready"]', timeout=LIVE_MS)
+    assert _raw(page, "total_flops") == calculators.compute(
+        "training_compute", params="70B", tokens="300B").value("total_flops")
+    status = page.locator(f"{WIDGET} [data-status]").text_content() or ""
+    assert status.startswith("实时"), status
     watch.assert_clean()
 
 
