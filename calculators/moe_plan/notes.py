@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from calculators.core.i18n import _
 from calculators.core.units import format_value
+from calculators.formulas.planner.plan_words import choices, fullest_stage_note
 from calculators.formulas.planner.ranking import (
-    RECOMPUTE_WORDS,
     recommendation_note,
     simplicity_in_words,
 )
@@ -19,16 +19,6 @@ if TYPE_CHECKING:
 
 GB = 1e9
 
-
-
-def choices(lay: Layout) -> str:
-    recompute = _(RECOMPUTE_WORDS[lay.recompute])
-    if lay.zero_stage and lay.hybrid:
-        return _("b={batch}, {recompute}, ZeRO {stage} in groups of {group}").format(
-            batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage,
-            group=lay.shard_group)
-    return _("b={batch}, {recompute}, ZeRO {stage}").format(
-        batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage)
 
 
 def ep_group(lay: Layout, domain: int) -> str:
@@ -91,8 +81,7 @@ def why(best: Layout, other: Layout) -> str:
 def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
             tolerance: float) -> list[str]:
     """Why the winner wins, its memory and alltoall, and what the runners-up lose on."""
-    mem, domain = best.memory, cluster.gpus_per_node
-    stage = best.fullest_stage
+    domain = cluster.gpus_per_node
     best_words = (
         _("Best: {layout}, {choices}, {micro_batches} micro-batches per replica per step, "
           "bubble {bubble:.1%}; {experts}, each expert replicated {copies} times (expert "
@@ -105,14 +94,7 @@ def explain(best: Layout, fitting: list[Layout], cluster: Cluster,
                           micro_batches=best.micro_batches, bubble=best.bubble_fraction,
                           experts=ep_group(best, domain), copies=expert_dp(best),
                           stages=best.stages),
-        _("Memory on {stage}, the fullest: {total:,.1f} GB of the {usable:,.1f} GB a layout "
-          "may use: weights {weights:,.2f}, gradients {gradients:,.2f}, optimizer "
-          "{optimizer:,.2f}, activations {activations:,.2f}, embedding and output layers "
-          "{outer:,.2f}, working {working:,.2f} GB.").format(
-            stage=stage, total=mem.total / GB, usable=cluster.memory_bytes / GB,
-            weights=mem.weights / GB, gradients=mem.gradients / GB,
-            optimizer=mem.optimizer / GB, activations=mem.activations / GB,
-            outer=mem.outer / GB, working=mem.working / GB),
+        fullest_stage_note(best, cluster),
     ]
     if best.dims.ep > 1 and not best.ep_cover_s:
         # The step is timed on its slowest pipeline stage; with many stages that can be

@@ -7,8 +7,8 @@ from typing import TYPE_CHECKING
 
 from calculators.core.i18n import N_, _
 from calculators.core.units import format_value
+from calculators.formulas.planner.plan_words import choices, fullest_stage_note
 from calculators.formulas.planner.ranking import (
-    RECOMPUTE_WORDS,
     recommendation_note,
     simplicity_in_words,
 )
@@ -25,17 +25,6 @@ def where(inter: bool, used: bool) -> str:
     if not used:
         return "-"
     return _("across NVLink domains") if inter else _("in an NVLink domain")
-
-
-def choices(lay: Layout) -> str:
-    """Micro-batch, recomputation and sharding, as the table's third column shows them."""
-    recompute = _(RECOMPUTE_WORDS[lay.recompute])
-    if lay.zero_stage and lay.hybrid:
-        return _("b={batch}, {recompute}, ZeRO {stage} in groups of {group}").format(
-            batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage,
-            group=lay.shard_group)
-    return _("b={batch}, {recompute}, ZeRO {stage}").format(
-        batch=lay.micro_batch, recompute=recompute, stage=lay.zero_stage)
 
 
 def row(rank: int, lay: Layout) -> tuple[str, ...]:
@@ -94,8 +83,6 @@ TP_OVERLAP_WORDS = {"none": N_("none"), "backward": N_("in the backward, behind 
 def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Cluster,
             tolerance: float, *, tp_overlap: str = "backward") -> list[str]:
     """Why the winner wins and what the next distinct layouts lose on."""
-    mem = best.memory
-    stage = best.fullest_stage
     several = best.micro_batches > 1
     best_words = (
         _("Best: TP {tp} ({tp_where}), CP {cp} ({cp_where}), PP {pp} ({pp_where}), DP {dp} "
@@ -118,14 +105,7 @@ def explain(best: Layout, fitting: list[Layout], fastest: Layout, cluster: Clust
             dp_where=where(best.dp_inter, best.dp * best.cp > 1), choices=choices(best),
             micro_batches=best.micro_batches, bubble=best.bubble_fraction,
             stages=best.stages),
-        _("Memory on {stage}, the fullest: {total:,.1f} GB of the {usable:,.1f} GB a layout "
-          "may use: weights {weights:,.2f}, gradients {gradients:,.2f}, optimizer "
-          "{optimizer:,.2f}, layers' activations {activations:,.2f}, embedding and output "
-          "layer {outer:,.2f}, working {working:,.2f} GB.").format(
-            stage=stage, total=mem.total / GB, usable=cluster.memory_bytes / GB,
-            weights=mem.weights / GB, gradients=mem.gradients / GB,
-            optimizer=mem.optimizer / GB, activations=mem.activations / GB,
-            outer=mem.outer / GB, working=mem.working / GB),
+        fullest_stage_note(best, cluster),
     ]
     if recommended := recommendation_note(best, fitting, tolerance, choices):
         notes.append(recommended)
