@@ -114,8 +114,13 @@ lint: setup
 unit: setup
 	$(BIN)/pytest tests/unit -q
 
+# The unit tier (pure Python, independent tests) on TEST_WORKERS processes (pytest-xdist);
+# the pyodide, site and e2e tiers after it in one process, since they share one built
+# site and one browser per session.
+TEST_WORKERS ?= 2
 test: setup browser lint
-	$(BIN)/pytest -q -p no:cacheprovider
+	$(BIN)/pytest -q -p no:cacheprovider -n $(TEST_WORKERS) tests/unit
+	$(BIN)/pytest -q -p no:cacheprovider --ignore=tests/unit
 
 bench: setup browser build
 	$(BIN)/python scripts/bench.py
