@@ -15,7 +15,7 @@ from __future__ import annotations
 import math
 from typing import Literal
 
-from calculators.core.i18n import current_language, unit_word
+from calculators.core.i18n import N_, _, current_language, unit_word
 
 Format = Literal[
     "si", "iec", "sci", "count", "percent", "usd", "fixed", "bool", "text", "duration"
@@ -119,13 +119,13 @@ def format_value(value: float | bool | str | None, unit: str, fmt: Format) -> st
     """Text for people; ``data-value`` and JSON keep the raw number."""
     zh = current_language() == "zh"
     if value is None:
-        return "不适用" if zh else "n/a"
+        return _("n/a")
     if isinstance(value, bool) or fmt == "bool":
-        return ("是" if value else "否") if zh else ("yes" if value else "no")
+        return _("yes") if value else _("no")
     if isinstance(value, str) or fmt == "text":
         return str(value)
     if not math.isfinite(value):
-        return "不适用" if zh else "n/a"
+        return _("n/a")
     shown_unit = "" if unit == "1" else unit
     if fmt == "percent":
         return f"{value * 100:.3g}%"
@@ -152,18 +152,18 @@ def format_value(value: float | bool | str | None, unit: str, fmt: Format) -> st
 
 
 #: (largest value shown in this unit, seconds per unit, unit) for ``duration``.
-_DURATION_STEPS = ((120.0, 1.0, "s"), (7_200.0, 60.0, "min"), (172_800.0, 3_600.0, "h"))
-_ZH_DURATION = {"s": "秒", "min": "分钟", "h": "小时", "days": "天"}
+_DURATION_STEPS = ((120.0, 1.0, N_("{n} s")), (7_200.0, 60.0, N_("{n} min")),
+                   (172_800.0, 3_600.0, N_("{n} h")))
+_DAYS = N_("{n} days")
 
 
 def _duration(seconds: float) -> str:
     """A time in seconds in the unit a person reads it in: s below 2 min, min below
     2 h, h below 2 days, days beyond ("4.2 min", "3.09 h", "68 days"; "4.2 分钟")."""
-    zh = current_language() == "zh"
-    for limit, scale, name in _DURATION_STEPS:
+    for limit, scale, words in _DURATION_STEPS:
         if abs(seconds) < limit:
-            return f"{_sig(seconds / scale)} {_ZH_DURATION[name] if zh else name}"
-    return f"{_sig(seconds / 86_400.0)} {_ZH_DURATION['days'] if zh else 'days'}"
+            return _(words).format(n=_sig(seconds / scale))
+    return _(_DAYS).format(n=_sig(seconds / 86_400.0))
 
 
 def format_plain(value: float, unit: str) -> str:
@@ -222,7 +222,7 @@ def echo(value: float, unit: str) -> str:
     if unit == "B/s":
         return f"{_si(value, 'B/s')} = {_si(value * 8, 'b/s')}"
     if unit in ("USD", "USD/h"):
-        per_hour = ("/小时" if current_language() == "zh" else "/h") if unit == "USD/h" else ""
+        per_hour = "/" + unit_word("h") if unit == "USD/h" else ""
         return format_value(value, unit, "usd") + per_hour
     if unit in PHYSICAL:
         return _si(value, unit)
